@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# make run    the main job: build, boot and test one KERNEL on one TARGET
+# make check  the project's own tests (what CI runs)
+#
+# TARGET=arm64-4k|arm64-16k|arm64-64k|x86_64  KERNEL=reference|stock
+# KERNEL_SRC=/path/to/linux  KERNEL_ARGS="extra boot parameters"
+
+TARGET ?= arm64-4k
+KERNEL ?= reference
+KERNEL_SRC ?=
+KERNEL_ARGS ?=
+export TARGET KERNEL KERNEL_SRC KERNEL_ARGS
+
+run:
+	scripts/run.sh
+
+check:
+	scripts/check.sh
+
+clean:
+	rm -rf out
+
+.PHONY: run check clean

@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the perf AUX buffer page allocator, rb_alloc_aux().
+ *
+ * An AUX PMU receives its buffer as an array of pages, and the orders those
+ * pages come in follow rules of kernel/events/ring_buffer.c:
+ *
+ *  - a PMU with neither PERF_PMU_CAP_AUX_PREFER_LARGE nor _AUX_NO_SG gets
+ *    order-0 pages only;
+ *  - otherwise the order ceiling is get_order(watermark) in normal mode (the
+ *    watermark defaults to half the buffer) and ilog2(nr_pages) in overwrite
+ *    (snapshot) mode;
+ *  - each chunk asks for min(ceiling, ilog2(pages still missing)), clamped
+ *    to MAX_PAGE_ORDER, and falls back one order at a time when the page
+ *    allocator says no;
+ *  - a chunk's order reaches the driver in page_private() of its first page;
+ *  - a NO_SG PMU in overwrite mode needs the whole buffer in one chunk.
+ *
+ * The tests call rb_alloc_aux() with a test PMU and see every page taken and
+ * given back through the static stubs on rb_aux_get_pages() and
+ * rb_aux_put_page().  The same stubs fail orders above a limit on demand, so
+ * the fallback is tested deterministically instead of by fragmentation luck.
+ * Expectations are computed from PAGE_SHIFT and MAX_PAGE_ORDER of the kernel
+ * under test; a real allocation failure is followed, not assumed away.
+ */
+
+#include <kunit/static_stub.h>
+#include <kunit/test.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/perf_event.h>
+#include <linux/version.h>
+#include <linux/xarray.h>
+
+#include "../../kernel/events/internal.h"
+
+#define AUX_CAPS_LARGE	(PERF_PMU_CAP_AUX_NO_SG | PERF_PMU_CAP_AUX_PREFER_LARGE)
+#define NO_INJECTION	INT_MAX
+
+/* A buffer size, either fixed or relative to MAX_PAGE_ORDER. */
+struct aux_size {
+	const char *name;
+	int pages;		/* used when rel_order is 0 */
+	int rel_order;		/* 1 << (MAX_PAGE_ORDER + rel_order - 1) ... */
+	int delta;		/* ... plus delta pages */
+};
+
+static const struct aux_size aux_sizes[] = {
+	{ "1p", 1 }, { "2p", 2 }, { "16p", 16 }, { "512p", 512 },
+	{ "1024p", 1024 }, { "2048p", 2048 },
+	{ "max_half", 0, 0 }, { "max_minus1", 0, 1, -1 }, { "max", 0, 1 },
+	{ "max_plus1", 0, 1, 1 }, { "max_twice", 0, 2 },
+};
+
+static int aux_size_pages(const struct aux_size *s)
+{
+	if (!s->pages)
+		return (1 << (MAX_PAGE_ORDER + s->rel_order - 1)) + s->delta;
+	return s->pages;
+}
+
+static const struct {
+	const char *name;
+	unsigned int caps;
+} aux_caps[] = {
+	{ "none", 0 },
+	{ "large", PERF_PMU_CAP_AUX_PREFER_LARGE },
+	{ "nosg", PERF_PMU_CAP_AUX_NO_SG },
+	{ "large_nosg", PERF_PMU_CAP_AUX_NO_SG | PERF_PMU_CAP_AUX_PREFER_LARGE },
+};
+
+enum aux_wm { WM_DEFAULT, WM_PAGE, WM_HALF, WM_WHOLE, NR_WM };
+
+static const char * const aux_wm_names[NR_WM] = {
+	"wm_default", "wm_page", "wm_half", "wm_whole",
+};
+
+/* Inputs of one rb_alloc_aux() call plus the failures to inject. */
+struct aux_alloc_case {
+	char name[64];
+	unsigned int caps;
+	bool overwrite;
+	int nr_pages;
+	long watermark;
+	int fail_above;		/* orders above this fail; NO_INJECTION: none */
+	int fail_chunk;		/* this chunk fails at every order; -1: none */
+	bool fail_setup;	/* setup_aux() returns NULL */
+};
+
+/* What the stubs and the test PMU saw during one case. */
+struct aux_request {
+	int order;
+	struct page *page;	/* NULL: the request failed */
+};
+
+struct aux_alloc_ctx {
+	const struct aux_alloc_case *c;
+	struct pmu pmu;
+	struct perf_event *event;
+	struct perf_buffer *rb;
+
+	struct aux_request *req;
+	int nr_req, max_req, chunks;
+	bool req_overflow;
+
+	struct xarray live;	/* pfns handed out and not yet given back */
+	unsigned long pages_got, pages_put, bad_put;
+	bool xa_failed;
+
+	int setup_calls, free_calls;
+	void **setup_pages;
+	int setup_nr_pages;
+	bool setup_overwrite;
+};
+
+static struct aux_alloc_ctx *aux_ctx(void)
+{
+	return kunit_get_current_test()->priv;
+}
+
+static struct page *aux_get_pages_stub(int node, gfp_t gfp, int order)
+{
+	struct aux_alloc_ctx *ctx = aux_ctx();
+	const struct aux_alloc_case *c = ctx->c;
+	struct page *page = NULL;
+	unsigned long pfn, i;
+
+	if (ctx->nr_req == ctx->max_req) {
+		ctx->req_overflow = true;
+		return NULL;
+	}
+	if (order <= c->fail_above && ctx->chunks != c->fail_chunk)
+		page = alloc_pages_node(node, gfp, order);
+	ctx->req[ctx->nr_req].order = order;
+	ctx->req[ctx->nr_req++].page = page;
+	if (!page)
+		return NULL;
+
+	ctx->chunks++;
+	ctx->pages_got += 1UL << order;
+	pfn = page_to_pfn(page);
+	for (i = 0; i < (1UL << order); i++)
+		if (xa_err(xa_store(&ctx->live, pfn + i, xa_mk_value(order),
+				    GFP_KERNEL)))
+			ctx->xa_failed = true;
+	return page;
+}
+
+static void aux_put_page_stub(struct page *page)
+{
+	struct aux_alloc_ctx *ctx = aux_ctx();
+
+	if (!xa_erase(&ctx->live, page_to_pfn(page)))
+		ctx->bad_put++;
+	ctx->pages_put++;
+	__free_page(page);
+}
+
+static void *aux_test_setup_aux(struct perf_event *event, void **pages,
+				int nr_pages, bool overwrite)
+{
+	struct aux_alloc_ctx *ctx = aux_ctx();
+
+	ctx->setup_calls++;
+	ctx->setup_pages = pages;
+	ctx->setup_nr_pages = nr_pages;
+	ctx->setup_overwrite = overwrite;
+	return ctx->c->fail_setup ? NULL : ctx;
+}
+
+static void aux_test_free_aux(void *priv)
+{
+	struct aux_alloc_ctx *ctx = aux_ctx();
+
+	KUNIT_EXPECT_PTR_EQ(kunit_get_current_test(), priv, (void *)ctx);
+	ctx->free_calls++;
+}
+
+KUNIT_DEFINE_ACTION_WRAPPER(aux_kvfree, kvfree, const void *);
+
+static int perf_aux_alloc_test_init(struct kunit *test)
+{
+	struct aux_alloc_ctx *ctx;
+
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	ctx->event = kunit_kzalloc(test, sizeof(*ctx->event), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx->event);
+	ctx->rb = kunit_kzalloc(test, sizeof(*ctx->rb), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx->rb);
+
+	ctx->pmu.setup_aux = aux_test_setup_aux;
+	ctx->pmu.free_aux = aux_test_free_aux;
+	ctx->event->pmu = &ctx->pmu;
+	ctx->event->cpu = -1;
+	xa_init(&ctx->live);
+	test->priv = ctx;
+
+	kunit_activate_static_stub(test, rb_aux_get_pages, aux_get_pages_stub);
+	kunit_activate_static_stub(test, rb_aux_put_page, aux_put_page_stub);
+	return 0;
+}
+
+static void perf_aux_alloc_test_exit(struct kunit *test)
+{
+	struct aux_alloc_ctx *ctx = test->priv;
+
+	xa_destroy(&ctx->live);
+}
+
+/* The order ceiling rb_alloc_aux() must use for @c. */
+static int aux_model_ceiling(const struct aux_alloc_case *c)
+{
+	unsigned long wm = c->watermark;
+
+	if (!(c->caps & AUX_CAPS_LARGE))
+		return 0;
+	if (c->overwrite)
+		return ilog2(c->nr_pages);
+	if (!wm)
+		wm = min_t(unsigned long, U32_MAX,
+			   (unsigned long)c->nr_pages << (PAGE_SHIFT - 1));
+	return get_order(wm);
+}
+
+/* Memory the test itself needs besides the buffer: the request log. */
+static bool aux_too_big(int nr_pages)
+{
+	return nr_pages > totalram_pages() / 4;
+}
+
+/*
+ * Runs rb_alloc_aux() for ctx->c and checks everything that follows from the
+ * rules: the requests of each chunk, the pages the PMU got, the return value.
+ * Returns what rb_alloc_aux() returned.
+ */
+static int aux_alloc_and_check(struct kunit *test)
+{
+	struct aux_alloc_ctx *ctx = test->priv;
+	const struct aux_alloc_case *c = ctx->c;
+	int flags = c->overwrite ? 0 : RING_BUFFER_WRITABLE;
+	int ceiling = aux_model_ceiling(c);
+	int remaining = c->nr_pages, idx = 0, i = 0, chunk = 0;
+	int first_order = -1, ret;
+	bool reach_setup;
+
+	if (aux_too_big(c->nr_pages))
+		kunit_skip(test, "buffer larger than a quarter of memory");
+
+	ctx->max_req = c->nr_pages * (MAX_PAGE_ORDER + 2);
+	ctx->req = kvcalloc(ctx->max_req, sizeof(*ctx->req), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx->req);
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, aux_kvfree, ctx->req));
+	ctx->pmu.capabilities = c->caps;
+
+	ret = rb_alloc_aux(ctx->rb, ctx->event, 0, c->nr_pages, c->watermark,
+			   flags);
+	KUNIT_EXPECT_FALSE(test, ctx->req_overflow);
+	KUNIT_EXPECT_FALSE(test, ctx->xa_failed);
+
+	/* Replay the walk the rules prescribe against the requests seen. */
+	while (remaining > 0 && i < ctx->nr_req) {
+		int want = min3(ceiling, ilog2(remaining), MAX_PAGE_ORDER);
+		struct page *head;
+		int order, j;
+
+		KUNIT_EXPECT_EQ_MSG(test, want, ctx->req[i].order,
+				    "chunk %d, %d of %d pages missing, ceiling %d",
+				    chunk, remaining, c->nr_pages, ceiling);
+		while (!ctx->req[i].page && ctx->req[i].order > 0 &&
+		       i + 1 < ctx->nr_req) {
+			KUNIT_EXPECT_EQ_MSG(test, ctx->req[i].order - 1,
+					    ctx->req[i + 1].order,
+					    "fallback of chunk %d", chunk);
+			i++;
+		}
+		head = ctx->req[i].page;
+		order = ctx->req[i++].order;
+		if (!head) {
+			KUNIT_EXPECT_EQ_MSG(test, 0, order,
+					    "chunk %d gave up before order 0",
+					    chunk);
+			break;
+		}
+		if (first_order < 0)
+			first_order = order;
+		remaining -= 1 << order;
+		chunk++;
+		if (ret)
+			continue;
+
+		KUNIT_EXPECT_EQ_MSG(test, 0UL,
+				    page_to_pfn(head) & ((1UL << order) - 1),
+				    "chunk %d of order %d is misaligned",
+				    chunk - 1, order);
+		KUNIT_EXPECT_EQ_MSG(test, order > 0, !!PagePrivate(head),
+				    "PagePrivate of the head of order-%d chunk %d",
+				    order, chunk - 1);
+		KUNIT_EXPECT_EQ_MSG(test, (unsigned long)order,
+				    page_private(head),
+				    "page_private of the head of chunk %d",
+				    chunk - 1);
+		for (j = 0; j < (1 << order) && idx < c->nr_pages; j++, idx++)
+			KUNIT_EXPECT_EQ_MSG(test, page_to_pfn(head) + j,
+					    page_to_pfn(virt_to_page(ctx->rb->aux_pages[idx])),
+					    "aux page %d, chunk %d of order %d",
+					    idx, chunk - 1, order);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, i, ctx->nr_req, "requests after the last chunk");
+
+	/*
+	 * setup_aux() is reached when every chunk was had and, for a NO_SG
+	 * snapshot buffer, the first chunk is the whole buffer.
+	 */
+	reach_setup = remaining <= 0 &&
+		      !((c->caps & PERF_PMU_CAP_AUX_NO_SG) && c->overwrite &&
+			first_order != ceiling);
+	KUNIT_EXPECT_EQ(test, reach_setup && !c->fail_setup ? 0 : -ENOMEM, ret);
+	KUNIT_EXPECT_EQ(test, reach_setup ? 1 : 0, ctx->setup_calls);
+
+	if (!ret) {
+		KUNIT_EXPECT_EQ(test, c->nr_pages, idx);
+		KUNIT_EXPECT_EQ(test, c->nr_pages, ctx->rb->aux_nr_pages);
+		KUNIT_EXPECT_PTR_EQ(test, ctx->rb->aux_pages, ctx->setup_pages);
+		KUNIT_EXPECT_EQ(test, c->nr_pages, ctx->setup_nr_pages);
+		KUNIT_EXPECT_EQ(test, c->overwrite, ctx->setup_overwrite);
+	} else {
+		KUNIT_EXPECT_EQ(test, 0, ctx->rb->aux_nr_pages);
+		KUNIT_EXPECT_EQ(test, 0, ctx->free_calls);
+	}
+	return ret;
+}
+
+/* Frees a buffer that rb_alloc_aux() gave and checks every page came back. */
+static void aux_free_and_check(struct kunit *test, int ret)
+{
+	struct aux_alloc_ctx *ctx = test->priv;
+
+	if (!ret) {
+		rb_free_aux(ctx->rb);
+		KUNIT_EXPECT_EQ(test, 1, ctx->free_calls);
+	}
+	KUNIT_EXPECT_EQ(test, ctx->pages_got, ctx->pages_put);
+	KUNIT_EXPECT_EQ_MSG(test, 0UL, ctx->bad_put,
+			    "pages given back twice or never handed out");
+	KUNIT_EXPECT_TRUE_MSG(test, xa_empty(&ctx->live), "pages leaked");
+}
+
+static void aux_run_case(struct kunit *test, const struct aux_alloc_case *c)
+{
+	struct aux_alloc_ctx *ctx = test->priv;
+
+	ctx->c = c;
+	aux_free_and_check(test, aux_alloc_and_check(test));
+}
+
+/*
+ * Cross product of capabilities, modes, sizes and watermarks.  The watermark
+ * only matters in normal mode, so snapshot mode gets one case per size.
+ */
+#define NR_ORDER_CASES (ARRAY_SIZE(aux_caps) * ARRAY_SIZE(aux_sizes) * (NR_WM + 1))
+static struct aux_alloc_case order_cases[NR_ORDER_CASES];
+
+static long aux_watermark(enum aux_wm wm, int nr_pages)
+{
+	long size = (long)nr_pages << PAGE_SHIFT;
+
+	switch (wm) {
+	case WM_PAGE:
+		return PAGE_SIZE;
+	case WM_HALF:
+		return size / 2;
+	case WM_WHOLE:
+		return size;
+	default:
+		return 0;
+	}
+}
+
+static void aux_build_order_cases(void)
+{
+	struct aux_alloc_case *c = order_cases;
+	int ci, si, wm;
+
+	for (ci = 0; ci < ARRAY_SIZE(aux_caps); ci++) {
+		for (si = 0; si < ARRAY_SIZE(aux_sizes); si++) {
+			for (wm = 0; wm <= NR_WM; wm++, c++) {
+				bool snap = wm == NR_WM;
+
+				c->caps = aux_caps[ci].caps;
+				c->overwrite = snap;
+				c->nr_pages = aux_size_pages(&aux_sizes[si]);
+				c->watermark = snap ? 0 : aux_watermark(wm, c->nr_pages);
+				c->fail_above = NO_INJECTION;
+				c->fail_chunk = -1;
+				snprintf(c->name, sizeof(c->name), "%s_%s_%s%s%s",
+					 aux_caps[ci].name, snap ? "snapshot" : "rw",
+					 aux_sizes[si].name, snap ? "" : "_",
+					 snap ? "" : aux_wm_names[wm]);
+			}
+		}
+	}
+}
+
+/*
+ * Fallback: orders above a limit fail.  Each chunk must walk down from its
+ * ceiling one order at a time and settle at the limit; a NO_SG snapshot
+ * buffer must fail as a whole instead.
+ */
+#define FALLBACK_PAGES	512
+enum aux_limit { LIMIT_ORDER0, LIMIT_HALF, LIMIT_BELOW_CEILING, NR_LIMITS };
+
+static const char * const aux_limit_names[NR_LIMITS] = {
+	"order0_only", "half_ceiling", "below_ceiling",
+};
+
+#define NR_FALLBACK_CASES (3 * 2 * NR_LIMITS)
+static struct aux_alloc_case fallback_cases[NR_FALLBACK_CASES];
+
+static void aux_build_fallback_cases(void)
+{
+	struct aux_alloc_case *c = fallback_cases;
+	int ci, snap, lim;
+
+	for (ci = 1; ci < ARRAY_SIZE(aux_caps); ci++) {
+		for (snap = 0; snap < 2; snap++) {
+			for (lim = 0; lim < NR_LIMITS; lim++, c++) {
+				int ceiling;
+
+				c->caps = aux_caps[ci].caps;
+				c->overwrite = snap;
+				c->nr_pages = FALLBACK_PAGES;
+				c->fail_chunk = -1;
+				ceiling = min(aux_model_ceiling(c), MAX_PAGE_ORDER);
+				c->fail_above = lim == LIMIT_ORDER0 ? 0 :
+						lim == LIMIT_HALF ? ceiling / 2 :
+						ceiling - 1;
+				snprintf(c->name, sizeof(c->name), "%s_%s_%s",
+					 aux_caps[ci].name, snap ? "snapshot" : "rw",
+					 aux_limit_names[lim]);
+			}
+		}
+	}
+}
+
+static int perf_aux_alloc_suite_init(struct kunit_suite *suite)
+{
+	aux_build_order_cases();
+	aux_build_fallback_cases();
+	return 0;
+}
+
+static const void *aux_gen(const void *prev, char *desc,
+			   const struct aux_alloc_case *first, size_t nr)
+{
+	const struct aux_alloc_case *c = prev ? prev : first - 1;
+
+	if (++c >= first + nr)
+		return NULL;
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+	return c;
+}
+
+static const void *aux_orders_gen_params(const void *prev, char *desc)
+{
+	return aux_gen(prev, desc, order_cases, ARRAY_SIZE(order_cases));
+}
+
+static const void *aux_fallback_gen_params(const void *prev, char *desc)
+{
+	return aux_gen(prev, desc, fallback_cases, ARRAY_SIZE(fallback_cases));
+}
+
+/* Chunk orders, page_private() and coverage follow the rules. */
+static void aux_alloc_orders_test(struct kunit *test)
+{
+	aux_run_case(test, test->param_value);
+}
+
+/* Orders above a limit fail: the walk goes down one order at a time. */
+static void aux_alloc_fallback_test(struct kunit *test)
+{
+	const struct aux_alloc_case *c = test->param_value;
+	struct aux_alloc_ctx *ctx = test->priv;
+	int ceiling = min(aux_model_ceiling(c), MAX_PAGE_ORDER);
+
+	KUNIT_ASSERT_LT_MSG(test, c->fail_above, ceiling,
+			    "nothing to fall back from on this kernel");
+	aux_run_case(test, c);
+	/* The first chunk must have asked for every order down to the limit. */
+	KUNIT_EXPECT_GE(test, ctx->nr_req, ceiling - c->fail_above + 1);
+}
+
+/* The second chunk cannot be had at any order: all pages go back. */
+static void aux_alloc_chunk_fails_test(struct kunit *test)
+{
+	struct aux_alloc_case c = {
+		.caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .nr_pages = 64,
+		.fail_above = NO_INJECTION, .fail_chunk = 1,
+	};
+
+	aux_run_case(test, &c);
+}
+
+/* setup_aux() failing frees every page and does not call free_aux(). */
+static void aux_alloc_setup_fails_test(struct kunit *test)
+{
+	struct aux_alloc_case c = {
+		.caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .nr_pages = 64,
+		.overwrite = true, .fail_above = NO_INJECTION, .fail_chunk = -1,
+		.fail_setup = true,
+	};
+
+	aux_run_case(test, &c);
+}
+
+/* The pointer array must fit one MAX_PAGE_ORDER allocation. */
+static void aux_alloc_pointer_array_guard_test(struct kunit *test)
+{
+	struct aux_alloc_ctx *ctx = test->priv;
+	struct aux_alloc_case c = { .fail_above = NO_INJECTION, .fail_chunk = -1 };
+	unsigned long limit = (PAGE_SIZE << MAX_PAGE_ORDER) / sizeof(void *);
+
+	ctx->c = &c;
+	KUNIT_ASSERT_LE(test, limit, (unsigned long)INT_MAX - 1);
+	KUNIT_EXPECT_EQ(test, -ENOMEM,
+			rb_alloc_aux(ctx->rb, ctx->event, 0, limit + 1, 0,
+				     RING_BUFFER_WRITABLE));
+	KUNIT_EXPECT_EQ(test, 0, ctx->nr_req);
+	KUNIT_EXPECT_EQ(test, 0, ctx->setup_calls);
+}
+
+/* Bad sizes and a PMU without AUX support fail before any page is taken. */
+static void aux_alloc_bad_input_test(struct kunit *test)
+{
+	struct aux_alloc_ctx *ctx = test->priv;
+	struct aux_alloc_case c = { .fail_above = NO_INJECTION, .fail_chunk = -1 };
+
+	ctx->c = &c;
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			rb_alloc_aux(ctx->rb, ctx->event, 0, 0, 0,
+				     RING_BUFFER_WRITABLE));
+	KUNIT_EXPECT_EQ(test, -EINVAL,
+			rb_alloc_aux(ctx->rb, ctx->event, 0, -1, 0, 0));
+	ctx->pmu.setup_aux = NULL;
+	KUNIT_EXPECT_EQ(test, -EOPNOTSUPP,
+			rb_alloc_aux(ctx->rb, ctx->event, 0, 2, 0,
+				     RING_BUFFER_WRITABLE));
+	KUNIT_EXPECT_EQ(test, 0, ctx->nr_req);
+}
+
+static struct kunit_case perf_aux_alloc_test_cases[] = {
+	KUNIT_CASE_PARAM(aux_alloc_orders_test, aux_orders_gen_params),
+	KUNIT_CASE_PARAM(aux_alloc_fallback_test, aux_fallback_gen_params),
+	KUNIT_CASE(aux_alloc_chunk_fails_test),
+	KUNIT_CASE(aux_alloc_setup_fails_test),
+	KUNIT_CASE(aux_alloc_pointer_array_guard_test),
+	KUNIT_CASE(aux_alloc_bad_input_test),
+	{}
+};
+
+static struct kunit_suite perf_aux_alloc_test_suite = {
+	.name = "perf_aux_alloc",
+	.suite_init = perf_aux_alloc_suite_init,
+	.init = perf_aux_alloc_test_init,
+	.exit = perf_aux_alloc_test_exit,
+	.test_cases = perf_aux_alloc_test_cases,
+};
+kunit_test_suite(perf_aux_alloc_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the perf AUX buffer page allocator");
+MODULE_LICENSE("GPL");
+/* The namespace argument became a string literal in 6.13. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+#else
+MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");
+#endif

@@ -1,0 +1,102 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Builds the perf_aux kselftests with the tree's own selftests build (static,
+# cross-compiled), packs them with busybox and scripts/initramfs/init into an
+# initramfs, and boots it on the kernel scripts/kunit.sh built for TARGET.
+# The console log goes to LOG.
+#
+# Usage: scripts/kselftest.sh NAME TARGET LOG [KERNEL_ARG...]
+
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+build_selftests()
+{
+	local tree=$1 build=$2 arch=$3 cross=$4
+
+	make -s -C "$tree" O="$build" ARCH="$arch" ${cross:+CROSS_COMPILE="$cross"} \
+		headers_install
+	rm -rf "$build/kselftest_install"
+	make -s -C "$tree/tools/testing/selftests" O="$build" ARCH="$arch" \
+		${cross:+CROSS_COMPILE="$cross"} TARGETS=perf_aux \
+		USERLDFLAGS=-static KSFT_INSTALL_PATH="$build/kselftest_install" \
+		install
+	if [ -s "$build/kselftest_install/kselftest-list.txt" ]; then
+		echo "kselftests:" $(cut -d: -f2 "$build/kselftest_install/kselftest-list.txt")
+	else
+		echo "kselftests: TARGETS=perf_aux holds no test yet"
+	fi
+}
+
+# Lines for the kernel's usr/gen_init_cpio: no root, no mknod needed.
+cpio_list()
+{
+	local busybox=$1 ksft=$2 f
+
+	printf 'dir /%s 0755 0 0\n' dev proc sys tmp bin sbin kselftest
+	echo "nod /dev/console 0600 0 0 c 5 1"
+	echo "file /bin/busybox $busybox 0755 0 0"
+	echo "file /init $PERF_AUX_ROOT/scripts/initramfs/init 0755 0 0"
+	(cd "$ksft" && find . -mindepth 1 | sort) | while read -r f; do
+		f=${f#./}
+		if [ -d "$ksft/$f" ]; then
+			echo "dir /kselftest/$f 0755 0 0"
+		else
+			echo "file /kselftest/$f $ksft/$f $(stat -c %a "$ksft/$f") 0 0"
+		fi
+	done
+}
+
+boot()
+{
+	local target=$1 build=$2 initrd=$3 log=$4 cmdline
+	local -a qemu
+
+	shift 4
+	cmdline="panic=-1 kunit.enable=0 rdinit=/init $*"
+	case "$target" in
+	arm64-*)
+		qemu=(qemu-system-aarch64 -machine virt -cpu max,pauth-impdef=on
+		      -kernel "$build/arch/arm64/boot/Image.gz"
+		      -append "console=ttyAMA0 $cmdline")
+		;;
+	*)
+		qemu=(qemu-system-x86_64 -kernel "$build/arch/x86/boot/bzImage"
+		      -append "console=ttyS0 $cmdline")
+		;;
+	esac
+	timeout 1200 "${qemu[@]}" -nodefaults -m 1024 -smp 2 -initrd "$initrd" \
+		-no-reboot -nographic -serial stdio < /dev/null > "$log" 2>&1
+}
+
+main()
+{
+	local name=$1 target=$2 log=$3 tree build arch cross busybox
+
+	shift 3
+	tree="$PERF_AUX_CACHE/trees/$name"
+	build="$tree/.build-$target"
+	arch=$(target_arch "$target")
+	cross=$(target_cross "$target")
+	case "$target" in
+	arm64-*) busybox="$PERF_AUX_CACHE/busybox/arm64/busybox" ;;
+	*) busybox=/bin/busybox ;;
+	esac
+	[ -x "$busybox" ] || die "no busybox for $target (run scripts/deps.sh $target)"
+
+	stage "build kselftests $name-$target" \
+		build_selftests "$tree" "$build" "$arch" "$cross"
+	cpio_list "$busybox" "$build/kselftest_install" > "$build/initramfs.list"
+	"$build/usr/gen_init_cpio" "$build/initramfs.list" | gzip -1 \
+		> "$build/initramfs.cpio.gz"
+	stage "boot kselftests $name-$target" \
+		boot "$target" "$build" "$build/initramfs.cpio.gz" "$log" "$@"
+	grep -q '^PERF_AUX: ' "$log" || {
+		tail -30 "$log"
+		die "the kselftest boot of $name-$target printed nothing of ours"
+	}
+	grep '^PERF_AUX: ' "$log"
+}
+
+main "$@"

@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Builds the kernel of tree NAME for TARGET with the tree's own kunit.py and
+# runs the KUnit suites at boot under QEMU.  The same build serves the
+# kselftest boot (scripts/kselftest.sh): the kunitconfig is the suites'
+# .kunitconfig files plus scripts/config/boot.config and the target's page
+# size.  The console log, KTAP included, is copied to LOG.
+#
+# Usage: scripts/kunit.sh NAME TARGET LOG [KERNEL_ARG...]
+# Exit: 0 all passed, 1 some test failed or crashed, 2 build error.
+
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+main()
+{
+	local name=$1 target=$2 log=$3 tree arch cross build
+	local -a configs=() kargs=()
+
+	shift 3
+	check_target "$target"
+	tree="$PERF_AUX_CACHE/trees/$name"
+	arch=$(target_arch "$target")
+	cross=$(target_cross "$target")
+	build=".build-$target"
+	for c in "$PERF_AUX_ROOT"/lib/tests/.kunitconfig \
+		 "$PERF_AUX_ROOT"/mm/tests/.kunitconfig \
+		 "$PERF_AUX_ROOT/scripts/config/boot.config" \
+		 "$PERF_AUX_ROOT/scripts/config/$target.config"; do
+		[ -f "$c" ] && configs+=("--kunitconfig=$c")
+	done
+	for a in "$@"; do
+		kargs+=("--kernel_args=$a")
+	done
+
+	cd "$tree"
+	stage "build $name-$target" \
+		python3 tools/testing/kunit/kunit.py build --arch="$arch" \
+		${cross:+--cross_compile="$cross"} --build_dir="$build" \
+		--make_options="CC=ccache ${cross}gcc" --jobs="$(nproc)" \
+		"${configs[@]}" > "$log.build" 2>&1 || {
+		tail -40 "$log.build"
+		exit 2
+	}
+	local rc=0
+	stage "KUnit $name-$target" \
+		timeout 900 python3 tools/testing/kunit/kunit.py exec \
+		--arch="$arch" ${cross:+--cross_compile="$cross"} \
+		--build_dir="$build" --timeout=600 "${kargs[@]}" \
+		> "$log.exec" 2>&1 || rc=$?
+	cp "$build/test.log" "$log"
+	grep -E '^\[..:..:..\] (Testing complete|Ran|Elapsed)' "$log.exec" || true
+	[ "$rc" -eq 0 ] || exit 1
+}
+
+main "$@"

@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared by the perf_aux scripts: paths, the TARGET/KERNEL selectors and
+# stage timing.  Sourced, never run.
+
+PERF_AUX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Kernel trees, build directories and ccache live here, outside the clone, at
+# a fixed path: ccache only hits when paths stay the same from run to run.
+PERF_AUX_CACHE=${PERF_AUX_CACHE:-/var/cache/perf_aux}
+PERF_AUX_OUT=${PERF_AUX_OUT:-$PERF_AUX_ROOT/out}
+
+PERF_AUX_TARGETS="arm64-4k arm64-16k arm64-64k x86_64"
+PERF_AUX_KERNELS="reference stock"
+# perf/aux "Allocate non-contiguous AUX pages by default" reached Debian 6.12
+# in 6.12.113; older sources lack PERF_PMU_CAP_AUX_PREFER_LARGE.
+PERF_AUX_MIN_DEBIAN=6.12.113
+
+export CCACHE_DIR="$PERF_AUX_CACHE/ccache"
+export CCACHE_NOHASHDIR=1
+export CCACHE_MAXSIZE=8G
+
+die()
+{
+	echo "perf_aux: error: $*" >&2
+	exit 2
+}
+
+# stage NAME CMD...: runs CMD with a start line and an end line giving its
+# time, and returns CMD's status.
+stage()
+{
+	local name=$1 start rc=0
+
+	shift
+	start=$(date +%s)
+	echo "==> $name"
+	"$@" || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		echo "<== $name: $(($(date +%s) - start)) s"
+	else
+		echo "<== $name: $(($(date +%s) - start)) s, exit $rc"
+	fi
+	return "$rc"
+}
+
+check_target()
+{
+	case " $PERF_AUX_TARGETS " in
+	*" $1 "*) ;;
+	*) die "unknown TARGET='$1' (one of: $PERF_AUX_TARGETS)" ;;
+	esac
+}
+
+check_kernel()
+{
+	case " $PERF_AUX_KERNELS " in
+	*" $1 "*) ;;
+	*) die "unknown KERNEL='$1' (one of: $PERF_AUX_KERNELS)" ;;
+	esac
+}
+
+# Per-target facts: kernel ARCH, cross compiler prefix, QEMU and its options.
+target_arch()
+{
+	case "$1" in
+	arm64-*) echo arm64 ;;
+	*) echo x86_64 ;;
+	esac
+}
+
+target_cross()
+{
+	case "$1" in
+	arm64-*) echo aarch64-linux-gnu- ;;
+	*) echo "" ;;
+	esac
+}
+
+# The kernel name used in result paths: the KERNEL selector, or "custom"
+# for a tree given with KERNEL_SRC.
+kernel_name()
+{
+	if [ -n "${KERNEL_SRC:-}" ]; then
+		echo custom
+	else
+		echo "$1"
+	fi
+}
