@@ -13,10 +13,32 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+kunit_build()
+{
+	local log=$1
+
+	shift
+	python3 tools/testing/kunit/kunit.py build "$@" > "$log" 2>&1 || {
+		tail -40 "$log"
+		return 2
+	}
+}
+
+kunit_exec()
+{
+	local log=$1 rc=0
+
+	shift
+	timeout 900 python3 tools/testing/kunit/kunit.py exec "$@" \
+		> "$log" 2>&1 || rc=$?
+	grep -E '^\[..:..:..\] (Testing complete|Elapsed)' "$log" || true
+	return "$rc"
+}
+
 main()
 {
-	local name=$1 target=$2 log=$3 tree arch cross build
-	local -a configs=() kargs=()
+	local name=$1 target=$2 log=$3 tree arch cross build rc=0
+	local -a common configs=() kargs=(--kernel_args=panic=-1)
 
 	shift 3
 	check_target "$target"
@@ -24,6 +46,8 @@ main()
 	arch=$(target_arch "$target")
 	cross=$(target_cross "$target")
 	build=".build-$target"
+	common=(--arch="$arch" --build_dir="$build"
+		${cross:+--cross_compile="$cross"})
 	for c in "$PERF_AUX_ROOT"/lib/tests/.kunitconfig \
 		 "$PERF_AUX_ROOT"/mm/tests/.kunitconfig \
 		 "$PERF_AUX_ROOT/scripts/config/boot.config" \
@@ -35,22 +59,12 @@ main()
 	done
 
 	cd "$tree"
-	stage "build $name-$target" \
-		python3 tools/testing/kunit/kunit.py build --arch="$arch" \
-		${cross:+--cross_compile="$cross"} --build_dir="$build" \
+	stage "build $name-$target" kunit_build "$log.build" "${common[@]}" \
 		--make_options="CC=ccache ${cross}gcc" --jobs="$(nproc)" \
-		"${configs[@]}" > "$log.build" 2>&1 || {
-		tail -40 "$log.build"
-		exit 2
-	}
-	local rc=0
-	stage "KUnit $name-$target" \
-		timeout 900 python3 tools/testing/kunit/kunit.py exec \
-		--arch="$arch" ${cross:+--cross_compile="$cross"} \
-		--build_dir="$build" --timeout=600 "${kargs[@]}" \
-		> "$log.exec" 2>&1 || rc=$?
+		"${configs[@]}" || exit 2
+	stage "KUnit $name-$target" kunit_exec "$log.exec" "${common[@]}" \
+		--timeout=600 "${kargs[@]}" || rc=$?
 	cp "$build/test.log" "$log"
-	grep -E '^\[..:..:..\] (Testing complete|Ran|Elapsed)' "$log.exec" || true
 	[ "$rc" -eq 0 ] || exit 1
 }
 

@@ -9,7 +9,7 @@
                                     a line per suite and the totals; exit 1
                                     when anything failed or crashed
   results.py expect DIR SUITE [--min-passed N] [--min-skipped N]
-                    (--no-failure | --failure)
+                    [--skip-reason TEXT] (--no-failure | --failure)
                                     one verdict line on a suite's outcome;
                                     exit 0 when it is as expected
 
@@ -50,6 +50,7 @@ TOP_RESULT = re.compile(r'^(not ok|ok) [0-9]+ (- )?([^#]*?)\s*(#.*)?$')
 KSFT_RESULT = re.compile(
     r'^(not ok|ok) [0-9]+ selftests: (\S+): (\S+)(\s*#\s*(.*))?$')
 SUBTEST = re.compile(r'^\s*# Subtest: (\S+)')
+SKIP_LINE = re.compile(r'^\s*ok [0-9]+ .* # SKIP ?(.*)$')
 TAP_HEADER = re.compile(r'^(K?TAP version [0-9]+)$')
 
 
@@ -214,8 +215,14 @@ def cmd_expect(args: argparse.Namespace) -> int:
         print(f'{args.suite}: no results in {args.dir}')
         return 1
     with open(path) as f:
-        r = count(args.suite, f.read())
+        ktap = f.read()
+    r = count(args.suite, ktap)
     failed = r.failed + r.errors
+    if args.skip_reason:
+        # Only skips for this reason count (kunit_parser drops reasons).
+        r.skipped = sum(1 for line in ktap.splitlines()
+                        if SKIP_LINE.match(line) and
+                        args.skip_reason in SKIP_LINE.match(line).group(1))
     problems = []
     if r.passed < args.min_passed:
         problems.append(f'fewer than {args.min_passed} passed')
@@ -246,6 +253,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument('suite')
     p.add_argument('--min-passed', type=int, default=0)
     p.add_argument('--min-skipped', type=int, default=0)
+    p.add_argument('--skip-reason')
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument('--no-failure', dest='failure', action='store_false')
     group.add_argument('--failure', dest='failure', action='store_true')

@@ -113,6 +113,17 @@ class SummaryTest(unittest.TestCase):
         self.assertEqual(1, rc)
         self.assertIn('fewer than 2 passed', out)
 
+    def test_expect_skips_counted_by_reason(self) -> None:
+        rc, out = self.run_main('expect', self.dir, 'perf_aux_alloc',
+                                '--failure', '--min-skipped', '1',
+                                '--skip-reason', 'quarter of memory')
+        self.assertEqual(0, rc, out)
+        rc, out = self.run_main('expect', self.dir, 'perf_aux_alloc',
+                                '--failure', '--min-skipped', '1',
+                                '--skip-reason', 'base pages only')
+        self.assertEqual(1, rc)
+        self.assertIn('fewer than 1 skipped', out)
+
     def test_expect_missing_suite_fails(self) -> None:
         rc, _ = self.run_main('expect', self.dir, 'no_such_suite',
                               '--no-failure')
