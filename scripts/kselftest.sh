@@ -6,7 +6,7 @@
 # initramfs, and boots it on the kernel scripts/kunit.sh built for TARGET.
 # The console log goes to LOG.
 #
-# Usage: scripts/kselftest.sh NAME TARGET LOG [KERNEL_ARG...]
+# Usage: scripts/kselftest.sh NAME TARGET VARIANT LOG [KERNEL_ARG...]
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -72,11 +72,11 @@ boot()
 
 main()
 {
-	local name=$1 target=$2 log=$3 tree build arch cross busybox
+	local name=$1 target=$2 variant=$3 log=$4 tree build arch cross busybox
 
-	shift 3
+	shift 4
 	tree="$PERF_AUX_CACHE/trees/$name"
-	build="$tree/.build-$target"
+	build="$tree/$(build_dir "$target" "$variant")"
 	arch=$(target_arch "$target")
 	cross=$(target_cross "$target")
 	case "$target" in
@@ -90,8 +90,10 @@ main()
 	cpio_list "$busybox" "$build/kselftest_install" > "$build/initramfs.list"
 	"$build/usr/gen_init_cpio" "$build/initramfs.list" | gzip -1 \
 		> "$build/initramfs.cpio.gz"
-	stage "boot kselftests $name-$target" \
-		boot "$target" "$build" "$build/initramfs.cpio.gz" "$log" "$@"
+	# shellcheck disable=SC2046
+	stage "boot kselftests $(result_name "$name" "$target" "$variant")" \
+		boot "$target" "$build" "$build/initramfs.cpio.gz" "$log" "$@" \
+		$(variant_args "$variant")
 	grep -q '^PERF_AUX: ' "$log" || {
 		tail -30 "$log"
 		die "the kselftest boot of $name-$target printed nothing of ours"

@@ -7,7 +7,7 @@
 # .kunitconfig files plus scripts/config/boot.config and the target's page
 # size.  The console log, KTAP included, is copied to LOG.
 #
-# Usage: scripts/kunit.sh NAME TARGET LOG [KERNEL_ARG...]
+# Usage: scripts/kunit.sh NAME TARGET VARIANT LOG [KERNEL_ARG...]
 # Exit: 0 all passed, 1 some test failed or crashed, 2 build error.
 
 set -euo pipefail
@@ -37,32 +37,35 @@ kunit_exec()
 
 main()
 {
-	local name=$1 target=$2 log=$3 tree arch cross build rc=0
+	local name=$1 target=$2 variant=$3 log=$4 tree arch cross build rc=0
 	local -a common configs=() kargs=(--kernel_args=panic=-1)
 
-	shift 3
+	shift 4
 	check_target "$target"
+	check_variant "$variant"
 	tree="$PERF_AUX_CACHE/trees/$name"
 	arch=$(target_arch "$target")
 	cross=$(target_cross "$target")
-	build=".build-$target"
+	build=$(build_dir "$target" "$variant")
 	common=(--arch="$arch" --build_dir="$build"
 		${cross:+--cross_compile="$cross"})
 	for c in "$PERF_AUX_ROOT"/lib/tests/.kunitconfig \
 		 "$PERF_AUX_ROOT"/mm/tests/.kunitconfig \
 		 "$PERF_AUX_ROOT/scripts/config/boot.config" \
-		 "$PERF_AUX_ROOT/scripts/config/$target.config"; do
+		 "$PERF_AUX_ROOT/scripts/config/$target.config" \
+		 $(variant_config "$variant"); do
 		[ -f "$c" ] && configs+=("--kunitconfig=$c")
 	done
-	for a in "$@"; do
+	# shellcheck disable=SC2046
+	for a in "$@" $(variant_args "$variant"); do
 		kargs+=("--kernel_args=$a")
 	done
 
 	cd "$tree"
-	stage "build $name-$target" kunit_build "$log.build" "${common[@]}" \
+	stage "build $name-$target $build" kunit_build "$log.build" "${common[@]}" \
 		--make_options="CC=ccache ${cross}gcc" --jobs="$(nproc)" \
 		"${configs[@]}" || exit 2
-	stage "KUnit $name-$target" kunit_exec "$log.exec" "${common[@]}" \
+	stage "KUnit $(result_name "$name" "$target" "$variant")" kunit_exec "$log.exec" "${common[@]}" \
 		--timeout=600 "${kargs[@]}" || rc=$?
 	cp "$build/test.log" "$log"
 	[ "$rc" -eq 0 ] || exit 1

@@ -11,6 +11,9 @@ PERF_AUX_OUT=${PERF_AUX_OUT:-$PERF_AUX_ROOT/out}
 
 PERF_AUX_TARGETS="arm64-4k arm64-16k arm64-64k x86_64"
 PERF_AUX_KERNELS="reference stock"
+# A variant is a configuration (its own build directory) or a boot
+# parameter on top of a target's default kernel.
+PERF_AUX_VARIANTS="default strict nohugevmalloc hugetlb ptdump"
 # perf/aux "Allocate non-contiguous AUX pages by default" reached Debian 6.12
 # in 6.12.113; older sources lack PERF_PMU_CAP_AUX_PREFER_LARGE.
 PERF_AUX_MIN_DEBIAN=6.12.113
@@ -57,6 +60,51 @@ check_kernel()
 	*" $1 "*) ;;
 	*) die "unknown KERNEL='$1' (one of: $PERF_AUX_KERNELS)" ;;
 	esac
+}
+
+check_variant()
+{
+	case " $PERF_AUX_VARIANTS " in
+	*" $1 "*) ;;
+	*) die "unknown VARIANT='$1' (one of: $PERF_AUX_VARIANTS)" ;;
+	esac
+}
+
+# The configuration fragment a variant adds, if any.
+variant_config()
+{
+	case "$1" in
+	hugetlb | ptdump) echo "$PERF_AUX_ROOT/scripts/config/variant-$1.config" ;;
+	esac
+}
+
+# The boot parameters a variant adds, if any.
+variant_args()
+{
+	case "$1" in
+	strict) echo "vmap_granule_kunit.strict=1" ;;
+	nohugevmalloc) echo nohugevmalloc ;;
+	esac
+}
+
+# The build directory (inside the tree) of TARGET and VARIANT.
+build_dir()
+{
+	if [ -n "$(variant_config "$2")" ]; then
+		echo ".build-$1-$2"
+	else
+		echo ".build-$1"
+	fi
+}
+
+# The name of a run's results: <kernel>-<target>[-<variant>].
+result_name()
+{
+	if [ "$3" = default ]; then
+		echo "$1-$2"
+	else
+		echo "$1-$2-$3"
+	fi
 }
 
 # Per-target facts: kernel ARCH, cross compiler prefix, QEMU and its options.

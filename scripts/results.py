@@ -8,6 +8,7 @@
   results.py summary DIR... [--report FILE]
                                     a line per suite and the totals; exit 1
                                     when anything failed or crashed
+  results.py bench BASE_DIR NEW_DIR  vmap benchmark of two runs, as ratios
   results.py expect DIR SUITE [--min-passed N] [--min-skipped N]
                     [--skip-reason TEXT] (--no-failure | --failure)
                                     one verdict line on a suite's outcome;
@@ -209,6 +210,44 @@ def cmd_summary(args: argparse.Namespace) -> int:
     return 0 if lines[-1].split(', ')[1] == '0 failed' else 1
 
 
+BENCH = re.compile(r'vmap_bench: (.*)$')
+
+
+def bench_values(ktap: str) -> Dict[str, int]:
+    """The key=value numbers of the vmap_bench diagnostic line."""
+    for line in ktap.splitlines():
+        match = BENCH.search(line)
+        if match:
+            return {k: int(v) for k, v in
+                    (kv.split('=') for kv in match.group(1).split())}
+    return {}
+
+
+def bench_lines(base: Dict[str, int], new: Dict[str, int]) -> List[str]:
+    """One line per timing: base, new and base/new (>1: new is faster)."""
+    lines = []
+    for key in sorted(k for k in base if k.endswith('_ns') and k in new):
+        ratio = base[key] / new[key] if new[key] else float('inf')
+        lines.append(f'{key}: {base[key]} -> {new[key]} ns, {ratio:.2f}x')
+    return lines
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    values = []
+    for d in (args.base, args.new):
+        path = os.path.join(d, 'vmap_granule.ktap')
+        if not os.path.isfile(path):
+            print(f'vmap bench: no vmap_granule results in {d}')
+            return 1
+        with open(path) as f:
+            values.append(bench_values(f.read()))
+    lines = bench_lines(values[0], values[1])
+    for line in lines:
+        print(f'vmap bench {os.path.basename(args.base.rstrip("/"))} -> '
+              f'{os.path.basename(args.new.rstrip("/"))}: {line}')
+    return 0 if lines else 1
+
+
 def cmd_expect(args: argparse.Namespace) -> int:
     path = os.path.join(args.dir, f'{args.suite}.ktap')
     if not os.path.isfile(path):
@@ -248,6 +287,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = sub.add_parser('summary')
     p.add_argument('dirs', nargs='+')
     p.add_argument('--report')
+    p = sub.add_parser('bench')
+    p.add_argument('base')
+    p.add_argument('new')
     p = sub.add_parser('expect')
     p.add_argument('dir')
     p.add_argument('suite')
@@ -260,7 +302,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parser.parse_args(argv)
     handlers: Dict[str, Callable[[argparse.Namespace], int]] = {
         'kunit': cmd_kunit, 'kselftest': cmd_kselftest,
-        'summary': cmd_summary, 'expect': cmd_expect,
+        'summary': cmd_summary, 'expect': cmd_expect, 'bench': cmd_bench,
     }
     return handlers[args.command](args)
 

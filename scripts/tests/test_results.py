@@ -70,6 +70,21 @@ class SplitKselftestTest(unittest.TestCase):
         self.assertNotIn('perf: interrupt', self.suites['perf_aux.wrap_test'])
 
 
+class BenchTest(unittest.TestCase):
+    def test_ratios_from_the_diagnostic_line(self) -> None:
+        base = results.bench_values(
+            '    # vmap_granule_bench_test: vmap_bench: order8_mib=100 '
+            'vmap_order8_ns=1235000 vmap_vunmap_1page_ns=600\n')
+        new = {'order8_mib': 100, 'vmap_order8_ns': 149000,
+               'vmap_vunmap_1page_ns': 600}
+        self.assertEqual(['vmap_order8_ns: 1235000 -> 149000 ns, 8.29x',
+                          'vmap_vunmap_1page_ns: 600 -> 600 ns, 1.00x'],
+                         results.bench_lines(base, new))
+
+    def test_no_diagnostic_no_values(self) -> None:
+        self.assertEqual({}, results.bench_values('ok 1 vmap_granule\n'))
+
+
 class SummaryTest(unittest.TestCase):
     def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()

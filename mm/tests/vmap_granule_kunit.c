@@ -1,0 +1,670 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the page-table granules vmap() maps pages with.
+ *
+ * With large vmap, vmap() maps each physically contiguous run of its pages
+ * (compound or not: perf AUX chunks are split high-order pages) with the
+ * largest granule that the run's length and the alignment of both its
+ * physical and virtual addresses allow: a PMD block where
+ * arch_vmap_pmd_supported(), a PTE-level block where the architecture
+ * declares one (arm64 cont-PTE, arch_vmap_pte_supported_shift()), else PTEs;
+ * it aligns the area so that such runs can use them, and maps nothing large
+ * when huge vmap is off (nohugevmalloc).
+ *
+ * Each case vmap()s one shape of pages[] and checks one property: the
+ * granule of every page against a model computed from the running kernel's
+ * constants and hooks; that every address resolves to its page; that data
+ * written through either mapping reads back through the other; that the
+ * mapping is not executable; that nothing is left mapped after vunmap(); that
+ * a partial permission change splits the mapping or is refused, with the
+ * data intact.
+ *
+ * On a kernel whose vmap() maps base pages only the granule cases are
+ * skipped with one constant reason; vmap_granule_kunit.strict=1 turns that
+ * into failures that name the granule found and the one expected.
+ */
+
+#include <kunit/test.h>
+#include <linux/gfp.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/pgtable.h>
+#include <linux/set_memory.h>
+#include <linux/vmalloc.h>
+
+#include "../internal.h"
+
+static bool strict;
+module_param(strict, bool, 0444);
+MODULE_PARM_DESC(strict,
+		 "Fail instead of skip where vmap() maps base pages only");
+
+#define BASE_PAGES_ONLY "vmap() maps base pages only"
+
+enum granule { G_NONE, G_PTE, G_CONT, G_PMD, G_PUD, NR_GRANULES };
+
+static const char * const granule_names[NR_GRANULES] = {
+	"none", "PTE", "cont-PTE", "PMD", "PUD",
+};
+
+/* Whether vmap() may map PMD blocks on this kernel. */
+static bool model_pmd(void)
+{
+	return vmap_allow_huge && arch_vmap_pmd_supported(PAGE_KERNEL);
+}
+
+/*
+ * The shift of the PTE-level block the architecture offers vmap(), 0 for
+ * none.  Only arm64's cont bit can be read back here.
+ */
+static unsigned int model_cont_shift(void)
+{
+#ifdef CONFIG_ARM64
+	unsigned int shift = arch_vmap_pte_supported_shift(PMD_SIZE);
+
+	if (vmap_allow_huge && shift > PAGE_SHIFT && shift < PMD_SHIFT)
+		return shift;
+#endif
+	return 0;
+}
+
+/* A mid-sized chunk: the cont-PTE order, or half a PMD where there is none. */
+static unsigned int cont_order(void)
+{
+#ifdef CONFIG_ARM64
+	return CONT_PTE_SHIFT - PAGE_SHIFT;
+#else
+	return (PMD_SHIFT - PAGE_SHIFT) / 2;
+#endif
+}
+
+static unsigned int pmd_order(void)
+{
+	return PMD_SHIFT - PAGE_SHIFT;
+}
+
+/* A kernel page-table leaf: its granule, value and protection. */
+struct leaf {
+	enum granule granule;
+	bool nx;
+	bool writable;
+};
+
+static bool leaf_nx(u64 val, bool block)
+{
+#if defined(CONFIG_ARM64)
+	return val & (block ? PMD_SECT_PXN : PTE_PXN);
+#elif defined(CONFIG_X86)
+	return val & _PAGE_NX;
+#else
+	return true;
+#endif
+}
+
+static struct leaf walk_kernel(unsigned long va)
+{
+	struct leaf leaf = { G_NONE };
+	pgd_t *pgd = pgd_offset_k(va);
+	p4d_t *p4d;
+	pud_t *pud, pudv;
+	pmd_t *pmd, pmdv;
+	pte_t pte;
+
+	if (pgd_none(READ_ONCE(*pgd)))
+		return leaf;
+	p4d = p4d_offset(pgd, va);
+	if (p4d_none(READ_ONCE(*p4d)))
+		return leaf;
+	pud = pud_offset(p4d, va);
+	pudv = READ_ONCE(*pud);
+	if (pud_none(pudv))
+		return leaf;
+	if (pud_leaf(pudv)) {
+		leaf.granule = G_PUD;
+		leaf.nx = leaf_nx(pud_val(pudv), true);
+		leaf.writable = pud_write(pudv);
+		return leaf;
+	}
+	pmd = pmd_offset(pud, va);
+	pmdv = READ_ONCE(*pmd);
+	if (pmd_none(pmdv))
+		return leaf;
+	if (pmd_leaf(pmdv)) {
+		leaf.granule = G_PMD;
+		leaf.nx = leaf_nx(pmd_val(pmdv), true);
+		leaf.writable = pmd_write(pmdv);
+		return leaf;
+	}
+	pte = ptep_get(pte_offset_kernel(pmd, va));
+	if (pte_none(pte) || !pte_present(pte))
+		return leaf;
+	leaf.granule = G_PTE;
+#ifdef CONFIG_ARM64
+	if (pte_cont(pte))
+		leaf.granule = G_CONT;
+#endif
+	leaf.nx = leaf_nx(pte_val(pte), false);
+	leaf.writable = pte_write(pte);
+	return leaf;
+}
+
+/*
+ * Shapes of pages[]: a list of pieces, each taken from one allocation.
+ * Orders are symbolic and resolved against the running kernel.
+ */
+enum piece_kind { NO_PIECE, ORDER0, SPLIT, COMPOUND, SCATTERED };
+enum piece_order { O_ZERO, O_CONT, O_PMD };
+
+struct piece {
+	enum piece_kind kind;
+	enum piece_order order;
+	unsigned char trim_head;	/* pages left out at the start */
+	unsigned char trim_tail;	/* pages left out at the end */
+	bool reversed;			/* pages in descending order */
+};
+
+#define MAX_PIECES 6
+
+struct vmap_shape {
+	const char *name;
+	struct piece pieces[MAX_PIECES];
+	/* Every run naturally aligned, as AUX chunks are: so must the area be. */
+	bool aligned_runs;
+};
+
+#define P0		{ ORDER0 }
+#define SPLIT_CONT	{ SPLIT, O_CONT }
+#define SPLIT_PMD	{ SPLIT, O_PMD }
+
+static const struct vmap_shape vmap_shapes[] = {
+	{ "single_page", { P0 } },
+	{ "scattered", { { SCATTERED, O_CONT } } },
+	{ "split_cont", { SPLIT_CONT }, true },
+	{ "split_pmd", { SPLIT_PMD }, true },
+	{ "compound_cont", { { COMPOUND, O_CONT } }, true },
+	{ "compound_pmd", { { COMPOUND, O_PMD } }, true },
+	{ "aux_like", { SPLIT_PMD, SPLIT_CONT, SPLIT_CONT, P0, P0 }, true },
+	{ "order0_first", { P0, P0, SPLIT_PMD, SPLIT_CONT } },
+	{ "large_between_order0",
+	  { SPLIT_CONT, P0, SPLIT_PMD, P0, SPLIT_CONT } },
+	{ "order0_interleaved", { P0, SPLIT_CONT, P0, SPLIT_CONT, P0 } },
+	{ "pfn_misaligned_pmd", { { SPLIT, O_PMD, 1 } } },
+	{ "pfn_misaligned_cont", { { SPLIT, O_CONT, 1 } } },
+	{ "one_short_of_cont", { { SPLIT, O_CONT, 0, 1 } }, true },
+	{ "one_short_of_pmd", { { SPLIT, O_PMD, 0, 1 } }, true },
+	{ "several_pmd", { SPLIT_PMD, SPLIT_PMD, SPLIT_PMD, SPLIT_PMD }, true },
+	{ "reversed_pmd", { { SPLIT, O_PMD, 0, 0, true } } },
+};
+
+static void vmap_shape_desc(const struct vmap_shape *shape, char *desc)
+{
+	strscpy(desc, shape->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(vmap_shape, vmap_shapes, vmap_shape_desc);
+
+/* One vmap()ed shape and what it was made of. */
+struct vmap_case {
+	const struct vmap_shape *shape;
+	struct page **pages;
+	unsigned int nr;
+	struct page *heads[MAX_PIECES];	/* compound allocations */
+	unsigned int head_orders[MAX_PIECES];
+	unsigned int nr_heads;
+	void *addr;
+};
+
+static unsigned int piece_order(const struct piece *p)
+{
+	switch (p->order) {
+	case O_CONT:
+		return cont_order();
+	case O_PMD:
+		return pmd_order();
+	default:
+		return 0;
+	}
+}
+
+static unsigned long shape_max_pages(const struct vmap_shape *shape)
+{
+	unsigned long total = 0;
+	int i;
+
+	for (i = 0; i < MAX_PIECES && shape->pieces[i].kind; i++)
+		total += 1UL << piece_order(&shape->pieces[i]);
+	return total;
+}
+
+static void vmap_case_release(void *data)
+{
+	struct vmap_case *vc = data;
+	unsigned int i;
+
+	if (vc->addr)
+		vunmap(vc->addr);
+	for (i = 0; i < vc->nr; i++)
+		if (!PageCompound(vc->pages[i]))
+			__free_page(vc->pages[i]);
+	for (i = 0; i < vc->nr_heads; i++)
+		__free_pages(vc->heads[i], vc->head_orders[i]);
+	kvfree(vc->pages);
+}
+
+/* Allocates one piece and appends the pages it contributes to vc->pages. */
+static int add_piece(struct vmap_case *vc, const struct piece *p)
+{
+	unsigned int order = piece_order(p), n = 1U << order, i;
+	gfp_t gfp = GFP_KERNEL | __GFP_NOWARN;
+	struct page *page;
+
+	if (p->kind == ORDER0) {
+		page = alloc_page(GFP_KERNEL);
+		if (!page)
+			return -ENOMEM;
+		vc->pages[vc->nr++] = page;
+		return 0;
+	}
+	if (p->kind == COMPOUND) {
+		page = alloc_pages(gfp | __GFP_COMP, order);
+		if (!page)
+			return -ENOMEM;
+		vc->heads[vc->nr_heads] = page;
+		vc->head_orders[vc->nr_heads++] = order;
+		for (i = 0; i < n; i++)
+			vc->pages[vc->nr++] = page + i;
+		return 0;
+	}
+	/* SCATTERED: every other page of a chunk, so no two are adjacent. */
+	if (p->kind == SCATTERED)
+		n = 1U << ++order;
+	page = alloc_pages(gfp, order);
+	if (!page)
+		return -ENOMEM;
+	/* Split, not compound: the way rb_alloc_aux_page() makes AUX chunks. */
+	split_page(page, order);
+	for (i = 0; i < n; i++) {
+		unsigned int k = p->reversed ? n - 1 - i : i;
+		bool use = p->kind == SCATTERED ? !(k & 1) :
+			   k >= p->trim_head && k < n - p->trim_tail;
+
+		if (use)
+			vc->pages[vc->nr++] = page + k;
+		else
+			__free_page(page + k);
+	}
+	return 0;
+}
+
+/*
+ * Builds the shape of the current parameter and vmap()s it.  Skips when the
+ * guest has too little memory or no free chunk of the order the shape needs.
+ */
+static struct vmap_case *vmap_case_create(struct kunit *test)
+{
+	const struct vmap_shape *shape = test->param_value;
+	unsigned long max_pages = shape_max_pages(shape);
+	struct vmap_case *vc;
+	int i;
+
+	for (i = 0; i < MAX_PIECES && shape->pieces[i].kind; i++)
+		if (piece_order(&shape->pieces[i]) > MAX_PAGE_ORDER ||
+		    max_pages * 2 > totalram_pages() / 4)
+			kunit_skip(test, "not enough memory for this shape");
+
+	vc = kunit_kzalloc(test, sizeof(*vc), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, vc);
+	vc->shape = shape;
+	vc->pages = kvcalloc(max_pages * 2, sizeof(*vc->pages), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, vc->pages);
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, vmap_case_release, vc));
+
+	for (i = 0; i < MAX_PIECES && shape->pieces[i].kind; i++)
+		if (add_piece(vc, &shape->pieces[i]))
+			kunit_skip(test, "no free chunk of the order needed");
+
+	vc->addr = vmap(vc->pages, vc->nr, VM_MAP, PAGE_KERNEL);
+	KUNIT_ASSERT_NOT_NULL_MSG(test, vc->addr, "vmap() of %u pages failed",
+				  vc->nr);
+	return vc;
+}
+
+static unsigned long page_va(struct vmap_case *vc, unsigned int i)
+{
+	return (unsigned long)vc->addr + ((unsigned long)i << PAGE_SHIFT);
+}
+
+/* Length of the physically contiguous run of vc->pages from @i. */
+static unsigned int run_length(struct vmap_case *vc, unsigned int i)
+{
+	unsigned long pfn = page_to_pfn(vc->pages[i]);
+	unsigned int n = 1;
+
+	while (i + n < vc->nr && page_to_pfn(vc->pages[i + n]) == pfn + n)
+		n++;
+	return n;
+}
+
+/*
+ * Whether page @i of the run [@start, @start + @len) lies in a block of
+ * 1 << @shift bytes that is aligned in both address spaces and inside the run.
+ */
+static bool in_block(struct vmap_case *vc, unsigned int start, unsigned int len,
+		     unsigned int i, unsigned int shift)
+{
+	unsigned long size = 1UL << shift, va = page_va(vc, i);
+	unsigned long first = i - ((va & (size - 1)) >> PAGE_SHIFT);
+	phys_addr_t pa;
+
+	if (first < start || first + (size >> PAGE_SHIFT) > start + len)
+		return false;
+	pa = page_to_phys(vc->pages[start]) + ((first - start) << PAGE_SHIFT);
+	return IS_ALIGNED(pa, size);
+}
+
+/* The granule the rules give page @i of run [@start, @start + @len). */
+static enum granule model_granule(struct vmap_case *vc, unsigned int start,
+				  unsigned int len, unsigned int i)
+{
+	unsigned int cont = model_cont_shift();
+
+	if (model_pmd() && in_block(vc, start, len, i, PMD_SHIFT))
+		return G_PMD;
+	if (cont && in_block(vc, start, len, i, cont))
+		return G_CONT;
+	return G_PTE;
+}
+
+/* The largest granule a run of @len pages from @pfn fits, as a shift. */
+static unsigned int run_best_shift(unsigned long pfn, unsigned int len)
+{
+	phys_addr_t start = PFN_PHYS(pfn), end = PFN_PHYS(pfn + len);
+	unsigned int cont = model_cont_shift();
+
+	if (model_pmd() && ALIGN(start, PMD_SIZE) + PMD_SIZE <= end)
+		return PMD_SHIFT;
+	if (cont && ALIGN(start, 1UL << cont) + (1UL << cont) <= end)
+		return cont;
+	return PAGE_SHIFT;
+}
+
+static bool feature_present;
+
+/*
+ * Whether this kernel's vmap() maps anything large at all: vmap() one
+ * naturally aligned chunk of the largest granule the model expects.
+ */
+static int vmap_granule_suite_init(struct kunit_suite *suite)
+{
+	unsigned int shift = model_pmd() ? PMD_SHIFT : model_cont_shift();
+	unsigned int order, i, n;
+	struct page **pages;
+	struct page *chunk;
+	void *addr;
+
+	feature_present = false;
+	if (shift && shift - PAGE_SHIFT > MAX_PAGE_ORDER)
+		shift = model_cont_shift();
+	if (!shift)
+		return 0;
+	order = shift - PAGE_SHIFT;
+	n = 1U << order;
+	pages = kvcalloc(n, sizeof(*pages), GFP_KERNEL);
+	chunk = alloc_pages(GFP_KERNEL | __GFP_NOWARN, order);
+	if (pages && chunk) {
+		split_page(chunk, order);
+		for (i = 0; i < n; i++)
+			pages[i] = chunk + i;
+		addr = vmap(pages, n, VM_MAP, PAGE_KERNEL);
+		for (i = 0; addr && i < n && !feature_present; i++)
+			feature_present = walk_kernel((unsigned long)addr +
+					((unsigned long)i << PAGE_SHIFT)).granule > G_PTE;
+		if (addr)
+			vunmap(addr);
+		for (i = 0; i < n; i++)
+			__free_page(chunk + i);
+	} else if (chunk) {
+		__free_pages(chunk, order);
+	}
+	kvfree(pages);
+	return 0;
+}
+
+/* Every page is mapped with the granule the rules give it. */
+static void vmap_granule_map_test(struct kunit *test)
+{
+	struct vmap_case *vc = vmap_case_create(test);
+	unsigned int start, len, i, bad = 0, first_bad = 0, best = PAGE_SHIFT;
+	unsigned int seen[NR_GRANULES] = {};
+	enum granule found = G_NONE, expected = G_NONE;
+	bool any_large = false, misaligned;
+
+	for (start = 0; start < vc->nr; start += len) {
+		len = run_length(vc, start);
+		best = max(best, run_best_shift(page_to_pfn(vc->pages[start]), len));
+		for (i = start; i < start + len; i++) {
+			enum granule g = walk_kernel(page_va(vc, i)).granule;
+			enum granule m = model_granule(vc, start, len, i);
+
+			any_large |= g > G_PTE;
+			seen[g]++;
+			if (g != m && !bad++) {
+				first_bad = i;
+				found = g;
+				expected = m;
+			}
+		}
+	}
+	/* The translation entries used: one per block, one per PTE. */
+	kunit_info(test, "pages %u: PMD %u cont-PTE %u PTE %u\n", vc->nr,
+		   seen[G_PMD], seen[G_CONT], seen[G_PTE]);
+	misaligned = vc->shape->aligned_runs &&
+		     !IS_ALIGNED((unsigned long)vc->addr, 1UL << best);
+	if (!bad && !misaligned)
+		return;
+	if (!strict && !feature_present && !any_large)
+		kunit_skip(test, BASE_PAGES_ONLY);
+	KUNIT_EXPECT_FALSE_MSG(test, misaligned,
+			       "area starts %#lx into the %lu-byte block its runs can use",
+			       (unsigned long)vc->addr & ((1UL << best) - 1),
+			       1UL << best);
+	KUNIT_EXPECT_EQ_MSG(test, 0, bad,
+			    "page %u of %u: found %s, expected %s (%u pages differ)",
+			    first_bad, vc->nr, granule_names[found],
+			    granule_names[expected], bad);
+}
+
+/* Every address of the area resolves to its own page. */
+static void vmap_granule_lookup_test(struct kunit *test)
+{
+	struct vmap_case *vc = vmap_case_create(test);
+	unsigned int i;
+
+	for (i = 0; i < vc->nr; i++)
+		if (vmalloc_to_page((void *)page_va(vc, i)) != vc->pages[i])
+			break;
+	KUNIT_EXPECT_EQ_MSG(test, vc->nr, i, "page %u resolves elsewhere", i);
+}
+
+/* Data written through the vmap reads back through the linear map and back. */
+static void vmap_granule_data_test(struct kunit *test)
+{
+	struct vmap_case *vc = vmap_case_create(test);
+	unsigned int i, bad = 0;
+
+	for (i = 0; i < vc->nr; i++) {
+		u64 *alias = (u64 *)page_va(vc, i);
+		u64 *lin = page_address(vc->pages[i]);
+		u64 tag = ((u64)page_to_pfn(vc->pages[i]) << 16) | i;
+
+		WRITE_ONCE(alias[0], tag);
+		WRITE_ONCE(lin[PAGE_SIZE / sizeof(u64) - 1], ~tag);
+		if (READ_ONCE(lin[0]) != tag ||
+		    READ_ONCE(alias[PAGE_SIZE / sizeof(u64) - 1]) != ~tag)
+			bad++;
+	}
+	KUNIT_EXPECT_EQ_MSG(test, 0, bad, "pages whose data differ between mappings");
+}
+
+/* vmap() maps with pgprot_nx(): no page of the area is executable. */
+static void vmap_granule_nx_test(struct kunit *test)
+{
+	struct vmap_case *vc;
+	unsigned int i;
+
+	if (!IS_ENABLED(CONFIG_ARM64) && !IS_ENABLED(CONFIG_X86))
+		kunit_skip(test, "no NX check for this architecture");
+#ifdef CONFIG_X86
+	if (!(__supported_pte_mask & _PAGE_NX))
+		kunit_skip(test, "no NX on this CPU");
+#endif
+	vc = vmap_case_create(test);
+	for (i = 0; i < vc->nr; i++)
+		if (!walk_kernel(page_va(vc, i)).nx)
+			break;
+	KUNIT_EXPECT_EQ_MSG(test, vc->nr, i, "page %u is executable", i);
+}
+
+/* vunmap() leaves no valid entry anywhere in the area. */
+static void vmap_granule_unmap_test(struct kunit *test)
+{
+	struct vmap_case *vc = vmap_case_create(test);
+	unsigned long start = (unsigned long)vc->addr;
+	unsigned int i;
+
+	vunmap(vc->addr);
+	vc->addr = NULL;
+	for (i = 0; i < vc->nr; i++)
+		if (walk_kernel(start + ((unsigned long)i << PAGE_SHIFT)).granule != G_NONE)
+			break;
+	KUNIT_EXPECT_EQ_MSG(test, vc->nr, i, "page %u still mapped", i);
+}
+
+/*
+ * A permission change on one page inside a block either splits the block,
+ * leaving that page changed and the rest as before, or is refused with the
+ * mapping untouched.  The data must survive either way.
+ */
+static void vmap_granule_set_memory_test(struct kunit *test)
+{
+	struct vmap_case *vc = vmap_case_create(test);
+	unsigned int target = min(vc->nr - 1, 1U), i, bad = 0;
+	unsigned long va = page_va(vc, target);
+	struct leaf before, after;
+	int ret;
+
+	for (i = 0; i < vc->nr; i++)
+		*(u64 *)page_va(vc, i) = i;
+	before = walk_kernel(va);
+	ret = set_memory_ro(va, 1);
+	after = walk_kernel(va);
+	if (ret) {
+		KUNIT_EXPECT_EQ_MSG(test, before.granule, after.granule,
+				    "refused (%d) but the mapping changed", ret);
+	} else {
+		KUNIT_EXPECT_FALSE_MSG(test, after.writable,
+				       "set_memory_ro() left the page writable");
+		KUNIT_EXPECT_LE_MSG(test, after.granule, G_CONT,
+				    "set_memory_ro() of one page left a %s",
+				    granule_names[after.granule]);
+	}
+	for (i = 0; i < vc->nr; i++)
+		if (vmalloc_to_page((void *)page_va(vc, i)) != vc->pages[i] ||
+		    READ_ONCE(*(u64 *)page_va(vc, i)) != i)
+			bad++;
+	KUNIT_EXPECT_EQ_MSG(test, 0, bad, "pages changed by set_memory_ro()");
+	if (!ret) {
+		KUNIT_ASSERT_EQ(test, 0, set_memory_rw(va, 1));
+		KUNIT_EXPECT_TRUE(test, walk_kernel(va).writable);
+	}
+	ret = set_memory_nx(va, 1);
+	KUNIT_EXPECT_TRUE(test, walk_kernel(va).nx);
+	for (i = 0; i < vc->nr; i++)
+		if (READ_ONCE(*(u64 *)page_va(vc, i)) != i)
+			bad++;
+	KUNIT_EXPECT_EQ_MSG(test, 0, bad, "pages changed by set_memory_nx() (%d)",
+			    ret);
+}
+
+/*
+ * Not asserted: the time of vmap() for about 100 MiB of order-8 chunks and
+ * for a single page, for comparing kernels (scripts/ print the ratios).
+ */
+#define BENCH_ORDER	8
+#define BENCH_ROUNDS	5
+#define BENCH_SINGLE	1000
+
+static void vmap_granule_bench_test(struct kunit *test)
+{
+	unsigned int chunks = (SZ_1M * 100UL >> PAGE_SHIFT) >> BENCH_ORDER;
+	unsigned int n = chunks << BENCH_ORDER, i, r;
+	struct vmap_case *vc;
+	u64 t, big = U64_MAX, single;
+	void *addr;
+
+	if (n > totalram_pages() / 4)
+		kunit_skip(test, "not enough memory for this shape");
+	vc = kunit_kzalloc(test, sizeof(*vc), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, vc);
+	vc->pages = kvcalloc(n, sizeof(*vc->pages), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, vc->pages);
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, vmap_case_release, vc));
+	for (i = 0; i < chunks; i++) {
+		struct page *page = alloc_pages(GFP_KERNEL | __GFP_NOWARN,
+						BENCH_ORDER);
+		unsigned int k;
+
+		if (!page)
+			kunit_skip(test, "no free chunk of the order needed");
+		split_page(page, BENCH_ORDER);
+		for (k = 0; k < (1U << BENCH_ORDER); k++)
+			vc->pages[vc->nr++] = page + k;
+	}
+	for (r = 0; r < BENCH_ROUNDS; r++) {
+		t = ktime_get_ns();
+		addr = vmap(vc->pages, n, VM_MAP, PAGE_KERNEL);
+		t = ktime_get_ns() - t;
+		KUNIT_ASSERT_NOT_NULL(test, addr);
+		vunmap(addr);
+		big = min(big, t);
+	}
+	t = ktime_get_ns();
+	for (r = 0; r < BENCH_SINGLE; r++) {
+		addr = vmap(vc->pages, 1, VM_MAP, PAGE_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, addr);
+		vunmap(addr);
+	}
+	single = (ktime_get_ns() - t) / BENCH_SINGLE;
+	kunit_info(test, "vmap_bench: order8_mib=%u vmap_order8_ns=%llu vmap_vunmap_1page_ns=%llu\n",
+		   n >> (20 - PAGE_SHIFT), big, single);
+}
+
+static struct kunit_case vmap_granule_test_cases[] = {
+	KUNIT_CASE_PARAM(vmap_granule_map_test, vmap_shape_gen_params),
+	KUNIT_CASE_PARAM(vmap_granule_lookup_test, vmap_shape_gen_params),
+	KUNIT_CASE_PARAM(vmap_granule_data_test, vmap_shape_gen_params),
+	KUNIT_CASE_PARAM(vmap_granule_nx_test, vmap_shape_gen_params),
+	KUNIT_CASE_PARAM(vmap_granule_unmap_test, vmap_shape_gen_params),
+	KUNIT_CASE_PARAM(vmap_granule_set_memory_test, vmap_shape_gen_params),
+	KUNIT_CASE_SLOW(vmap_granule_bench_test),
+	{}
+};
+
+static struct kunit_suite vmap_granule_test_suite = {
+	.name = "vmap_granule",
+	.suite_init = vmap_granule_suite_init,
+	.test_cases = vmap_granule_test_cases,
+};
+
+kunit_test_suite(vmap_granule_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the page-table granules of vmap()");
+MODULE_LICENSE("GPL");
+/*
+ * MODULE_IMPORT_NS() takes a bare word before 6.13 and a string since; this
+ * is what both expand to, so the suite builds on either.
+ */
+MODULE_INFO(import_ns, "EXPORTED_FOR_KUNIT_TESTING");
