@@ -360,7 +360,7 @@ static bool in_block(struct vmap_case *vc, unsigned int start, unsigned int len,
 
 	if (first < start || first + (size >> PAGE_SHIFT) > start + len)
 		return false;
-	pa = page_to_phys(vc->pages[start]) + ((first - start) << PAGE_SHIFT);
+	pa = PFN_PHYS(page_to_pfn(vc->pages[start]) + (first - start));
 	return IS_ALIGNED(pa, size);
 }
 
