@@ -74,6 +74,8 @@ reference_run()
 	[ "$2" = default ] &&
 		expect "$res" perf_aux_alloc --min-passed 30 --no-failure
 	expect "$res" vmap_granule --min-passed 25 --no-failure
+	expect "$res" perf_aux.map_test --min-passed 30 --no-failure
+	expect "$res" perf_aux.pagesize_test --min-passed 5 --no-failure
 }
 
 reference_variants()
@@ -96,15 +98,21 @@ reference_targets()
 }
 
 # Stock 6.12 has the AUX allocator change (6.12.113) but not large vmap:
-# the granule suite says so by skipping, or by failing when strict.
+# the granule suites say so by skipping, or by failing when strict.
 stock_runs()
 {
+	local suite
+
 	run_job stock arm64-4k default
 	expect "$res" perf_aux_alloc --min-passed 30 --no-failure
-	expect "$res" vmap_granule --no-failure --min-skipped 1 \
-		--skip-reason "vmap() maps base pages only"
+	expect "$res" perf_aux.map_test --min-passed 30 --no-failure
+	for suite in vmap_granule perf_aux.pagesize_test; do
+		expect "$res" "$suite" --no-failure --min-skipped 1 \
+			--skip-reason "vmap() maps base pages only"
+	done
 	run_job stock arm64-4k strict
 	expect "$res" vmap_granule --failure
+	expect "$res" perf_aux.pagesize_test --failure
 }
 
 # run_mutants DIR SUITE VARIANT: every patch in DIR makes SUITE fail.
@@ -153,6 +161,9 @@ main()
 	stage "vmap granule mutants" run_mutants \
 		"$PERF_AUX_ROOT/scripts/mutants/vmap_granule" vmap_granule strict
 	stage "reference kernel, other targets" reference_targets
+	python3 "$PERF_AUX_ROOT/scripts/results.py" bench \
+		"$PERF_AUX_OUT/results/stock-arm64-4k" \
+		"$PERF_AUX_OUT/results/reference-arm64-4k" || true
 	python3 "$PERF_AUX_ROOT/scripts/results.py" summary \
 		"$PERF_AUX_OUT"/results/*/ --report "$PERF_AUX_OUT/report.md" |
 		sed 's/^[0-9]* passed, .*/suites: &/'

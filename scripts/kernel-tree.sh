@@ -9,7 +9,7 @@
 #   mutant     the reference tree + the patch given as second argument
 #
 # "Hook-ups" are the project's files overlaid at their kernel paths
-# (lib/tests, mm/tests, tools/testing/selftests/perf_aux) plus the patches
+# ($OVERLAY below) plus the patches
 # in scripts/patches/hookup that wire them into Kconfig and the Makefiles.
 #
 # A tree is rebuilt only when its recipe (source version, overlay files,
@@ -21,7 +21,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-OVERLAY_DIRS="lib/tests mm/tests tools/testing/selftests/perf_aux"
+OVERLAY="lib/tests lib/test_aux_pmu.c mm/tests tools/testing/selftests/perf_aux"
 
 # Extracts Debian's linux-source-6.12 once and prints its path.
 debian_source()
@@ -67,7 +67,8 @@ patch_list()
 
 overlay_files()
 {
-	(cd "$PERF_AUX_ROOT" && find $OVERLAY_DIRS -type f 2>/dev/null | sort)
+	# shellcheck disable=SC2086
+	(cd "$PERF_AUX_ROOT" && find $OVERLAY -type f 2>/dev/null | sort)
 }
 
 # A hash of everything the tree is made of.
@@ -122,10 +123,13 @@ main()
 		rsync -rlc --delete --exclude='/.build-*' --exclude=/.git \
 			--exclude=/.perf_aux-recipe "$src/" "$tree/"
 	fi
-	for d in $OVERLAY_DIRS; do
-		[ -d "$PERF_AUX_ROOT/$d" ] || continue
-		mkdir -p "$tree/$d"
-		rsync -rlc "$PERF_AUX_ROOT/$d/" "$tree/$d/"
+	for d in $OVERLAY; do
+		if [ -d "$PERF_AUX_ROOT/$d" ]; then
+			mkdir -p "$tree/$d"
+			rsync -rlc "$PERF_AUX_ROOT/$d/" "$tree/$d/"
+		elif [ -f "$PERF_AUX_ROOT/$d" ]; then
+			rsync -lc "$PERF_AUX_ROOT/$d" "$tree/$d"
+		fi
 	done
 	for p in $(patch_list "$name" "$mutant"); do
 		echo "applying $(basename "$p")"

@@ -1,0 +1,653 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Mapping perf AUX buffers of many sizes through the synthetic AUX PMUs of
+ * lib/test_aux_pmu.c: the chunk orders the PMU receives follow the rule of
+ * rb_alloc_aux() for its capabilities, bad requests get their documented
+ * errno without a kernel warning, and mapping loops leak nothing.
+ */
+
+#include <linux/capability.h>
+#include <sys/resource.h>
+
+#include "../kselftest_harness.h"
+#include "aux_common.h"
+
+#define MAX_CHUNKS 4096
+
+/* Buffer sizes, resolved against the running kernel's page size. */
+enum aux_size { TWO_PAGES, SIXTEEN_PAGES, PMD_BYTES, TWICE_PMD, SIZE_64M,
+		SIZE_1G };
+
+/* PMD_SIZE: a page-table page holds page_size / 8 entries. */
+static unsigned long pmd_bytes(void)
+{
+	return page_size() * (page_size() / 8);
+}
+
+static unsigned long aux_pages(enum aux_size size)
+{
+	switch (size) {
+	case TWO_PAGES:
+		return 2;
+	case SIXTEEN_PAGES:
+		return 16;
+	case PMD_BYTES:
+		return pmd_bytes() / page_size();
+	case TWICE_PMD:
+		return 2 * pmd_bytes() / page_size();
+	case SIZE_64M:
+		return (64UL << 20) / page_size();
+	default:
+		return (1UL << 30) / page_size();
+	}
+}
+
+FIXTURE(aux_map) {
+	int fd;
+	int kmsg;
+	struct aux_buffer buf;
+	unsigned long nr_pages;
+	int map_err;
+};
+
+FIXTURE_VARIANT(aux_map) {
+	enum aux_caps caps;
+	enum aux_size size;
+	bool snapshot;
+};
+
+/* clang-format off */
+FIXTURE_VARIANT_ADD(aux_map, none_rw_2p) {
+	.caps = CAPS_NONE, .size = TWO_PAGES, .snapshot = false,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, none_rw_16p) {
+	.caps = CAPS_NONE, .size = SIXTEEN_PAGES, .snapshot = false,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, none_rw_pmd) {
+	.caps = CAPS_NONE, .size = PMD_BYTES, .snapshot = false,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, none_rw_2pmd) {
+	.caps = CAPS_NONE, .size = TWICE_PMD, .snapshot = false,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, none_rw_64m) {
+	.caps = CAPS_NONE, .size = SIZE_64M, .snapshot = false,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, none_rw_1g) {
+	.caps = CAPS_NONE, .size = SIZE_1G, .snapshot = false,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, none_snapshot_2p) {
+	.caps = CAPS_NONE, .size = TWO_PAGES, .snapshot = true,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, none_snapshot_pmd) {
+	.caps = CAPS_NONE, .size = PMD_BYTES, .snapshot = true,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, none_snapshot_64m) {
+	.caps = CAPS_NONE, .size = SIZE_64M, .snapshot = true,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, large_rw_2p) {
+	.caps = CAPS_LARGE, .size = TWO_PAGES, .snapshot = false,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, large_rw_16p) {
+	.caps = CAPS_LARGE, .size = SIXTEEN_PAGES, .snapshot = false,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, large_rw_pmd) {
+	.caps = CAPS_LARGE, .size = PMD_BYTES, .snapshot = false,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, large_rw_2pmd) {
+	.caps = CAPS_LARGE, .size = TWICE_PMD, .snapshot = false,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, large_rw_64m) {
+	.caps = CAPS_LARGE, .size = SIZE_64M, .snapshot = false,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, large_rw_1g) {
+	.caps = CAPS_LARGE, .size = SIZE_1G, .snapshot = false,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, large_snapshot_2p) {
+	.caps = CAPS_LARGE, .size = TWO_PAGES, .snapshot = true,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, large_snapshot_16p) {
+	.caps = CAPS_LARGE, .size = SIXTEEN_PAGES, .snapshot = true,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, large_snapshot_pmd) {
+	.caps = CAPS_LARGE, .size = PMD_BYTES, .snapshot = true,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, large_snapshot_2pmd) {
+	.caps = CAPS_LARGE, .size = TWICE_PMD, .snapshot = true,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, large_snapshot_64m) {
+	.caps = CAPS_LARGE, .size = SIZE_64M, .snapshot = true,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, nosg_rw_16p) {
+	.caps = CAPS_NOSG, .size = SIXTEEN_PAGES, .snapshot = false,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, nosg_rw_2pmd) {
+	.caps = CAPS_NOSG, .size = TWICE_PMD, .snapshot = false,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, nosg_snapshot_2p) {
+	.caps = CAPS_NOSG, .size = TWO_PAGES, .snapshot = true,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, nosg_snapshot_pmd) {
+	.caps = CAPS_NOSG, .size = PMD_BYTES, .snapshot = true,
+};
+
+FIXTURE_VARIANT_ADD(aux_map, nosg_snapshot_64m) {
+	.caps = CAPS_NOSG, .size = SIZE_64M, .snapshot = true,
+};
+
+/* clang-format on */
+
+FIXTURE_SETUP(aux_map)
+{
+	int type = pmu_type(aux_pmu_names[variant->caps]);
+
+	if (type < 0)
+		SKIP(return, NO_TEST_PMU);
+	self->nr_pages = aux_pages(variant->size);
+	if (self->nr_pages * page_size() / 1024 > mem_available_kb() / 2)
+		SKIP(return, NO_MEMORY);
+	self->kmsg = kmsg_open_at_end();
+	self->fd = aux_event_open(type, 0);
+	ASSERT_LE(0, self->fd)
+	{
+		TH_LOG("perf_event_open(%s): %s", aux_pmu_names[variant->caps],
+		       strerror(errno));
+	}
+	self->map_err = aux_buffer_map(&self->buf, self->fd, self->nr_pages,
+				       variant->snapshot);
+}
+
+FIXTURE_TEARDOWN(aux_map)
+{
+	aux_buffer_unmap(&self->buf);
+	close(self->fd);
+	EXPECT_EQ(0, kmsg_warnings(self->kmsg));
+	if (self->kmsg >= 0)
+		close(self->kmsg);
+}
+
+/*
+ * The expected outcome of the map: a NO_SG snapshot buffer must be one
+ * chunk, which fails beyond MAX_PAGE_ORDER.
+ */
+static int expected_map_err(enum aux_caps caps, bool snapshot,
+			    unsigned long nr_pages)
+{
+	if (caps == CAPS_NOSG && snapshot &&
+	    ilog2_ul(nr_pages) > max_page_order())
+		return -ENOMEM;
+	return 0;
+}
+
+TEST_F(aux_map, chunk_orders_follow_rule)
+{
+	static int want[MAX_CHUNKS], got[MAX_CHUNKS];
+	struct aux_report r;
+	int n_want, n_got, i;
+
+	ASSERT_EQ(expected_map_err(variant->caps, variant->snapshot,
+				   self->nr_pages), self->map_err)
+	{
+		TH_LOG("mmap of %lu AUX pages: %s", self->nr_pages,
+		       strerror(-self->map_err));
+	}
+	if (self->map_err)
+		return;
+	ASSERT_EQ(0, aux_report_read(self->buf.id, &r));
+	EXPECT_EQ(self->nr_pages, r.pages);
+	EXPECT_EQ(variant->snapshot, r.snapshot);
+
+	n_want = aux_model_orders(variant->caps, variant->snapshot,
+				  self->nr_pages, 0, want, MAX_CHUNKS);
+	n_got = aux_report_orders(r.chunks, got, MAX_CHUNKS);
+	ASSERT_EQ(n_want, n_got)
+	{
+		TH_LOG("chunks received: %s", r.chunks);
+	}
+	for (i = 0; i < n_got; i++)
+		ASSERT_EQ(want[i], got[i])
+		{
+			TH_LOG("chunk %d of %d; received %s", i, n_got,
+			       r.chunks);
+		}
+}
+
+TEST_F(aux_map, pages_zeroed_and_mapped)
+{
+	const unsigned long *p;
+	size_t i, words;
+
+	ASSERT_EQ(expected_map_err(variant->caps, variant->snapshot,
+				   self->nr_pages), self->map_err);
+	if (self->map_err)
+		return;
+	p = self->buf.aux;
+	words = self->buf.aux_size / sizeof(*p);
+	for (i = 0; i < words; i += page_size() / sizeof(*p))
+		if (p[i])
+			break;
+	EXPECT_EQ(words, i)
+	{
+		TH_LOG("AUX page %zu not zeroed", i * sizeof(*p) / page_size());
+	}
+}
+
+/*
+ * Bad requests: each gets the errno perf_mmap() documents for it in
+ * kernel/events/core.c, and leaves no warning in the kernel log.
+ */
+FIXTURE(aux_bad) {
+	int fd;
+	int kmsg;
+	void *base;
+	size_t data_size;
+};
+
+FIXTURE_SETUP(aux_bad)
+{
+	int type = pmu_type(aux_pmu_names[CAPS_LARGE]);
+
+	if (type < 0)
+		SKIP(return, NO_TEST_PMU);
+	self->kmsg = kmsg_open_at_end();
+	self->fd = aux_event_open(type, 0);
+	ASSERT_LE(0, self->fd);
+	self->data_size = 3 * page_size();
+	self->base = mmap(NULL, self->data_size, PROT_READ | PROT_WRITE,
+			  MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->base);
+}
+
+FIXTURE_TEARDOWN(aux_bad)
+{
+	munmap(self->base, self->data_size);
+	close(self->fd);
+	EXPECT_EQ(0, kmsg_warnings(self->kmsg));
+	if (self->kmsg >= 0)
+		close(self->kmsg);
+}
+
+/* mmap()s the AUX area with the user page saying @offset and @size. */
+static int map_aux(int fd, void *base, unsigned long offset,
+		   unsigned long size, unsigned long len, int prot, int flags)
+{
+	struct perf_event_mmap_page *up = base;
+	void *p;
+
+	up->aux_offset = offset;
+	up->aux_size = size;
+	p = mmap(NULL, len, prot, flags, fd, offset);
+	if (p == MAP_FAILED)
+		return errno;
+	munmap(p, len);
+	return 0;
+}
+
+#define RW (PROT_READ | PROT_WRITE)
+
+TEST_F(aux_bad, size_not_power_of_two)
+{
+	unsigned long sz = 3 * page_size();
+
+	EXPECT_EQ(EINVAL, map_aux(self->fd, self->base, self->data_size, sz, sz, RW, MAP_SHARED));
+}
+
+TEST_F(aux_bad, offset_differs_from_mmap)
+{
+	unsigned long sz = 4 * page_size();
+	struct perf_event_mmap_page *up = self->base;
+	void *p;
+
+	up->aux_offset = self->data_size + page_size();
+	up->aux_size = sz;
+	p = mmap(NULL, sz, RW, MAP_SHARED, self->fd, self->data_size);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(aux_bad, offset_inside_data_area)
+{
+	unsigned long sz = 2 * page_size();
+
+	EXPECT_EQ(EINVAL, map_aux(self->fd, self->base, page_size(), sz, sz, RW, MAP_SHARED));
+}
+
+TEST_F(aux_bad, size_differs_from_mapping)
+{
+	unsigned long sz = 4 * page_size();
+
+	EXPECT_EQ(EINVAL, map_aux(self->fd, self->base, self->data_size, sz, 2 * sz, RW,
+				  MAP_SHARED));
+}
+
+TEST_F(aux_bad, size_zero)
+{
+	EXPECT_EQ(EINVAL, map_aux(self->fd, self->base, self->data_size, 0, page_size(), RW,
+				  MAP_SHARED));
+}
+
+TEST_F(aux_bad, private_mapping)
+{
+	unsigned long sz = 4 * page_size();
+
+	EXPECT_EQ(EINVAL, map_aux(self->fd, self->base, self->data_size, sz, sz, RW,
+				  MAP_PRIVATE));
+}
+
+TEST_F(aux_bad, offset_not_page_aligned)
+{
+	unsigned long sz = 4 * page_size();
+	struct perf_event_mmap_page *up = self->base;
+	void *p;
+
+	up->aux_offset = self->data_size + 8;
+	up->aux_size = sz;
+	p = mmap(NULL, sz, RW, MAP_SHARED, self->fd, self->data_size);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/* The synthetic PMU, like SPE and TRBE, wants at least two pages. */
+TEST_F(aux_bad, one_page_refused_by_pmu)
+{
+	EXPECT_EQ(ENOMEM, map_aux(self->fd, self->base, self->data_size, page_size(),
+				  page_size(), RW, MAP_SHARED));
+}
+
+TEST_F(aux_bad, second_map_other_size)
+{
+	struct perf_event_mmap_page *up = self->base;
+	unsigned long sz = 4 * page_size();
+	void *p;
+
+	up->aux_offset = self->data_size;
+	up->aux_size = sz;
+	p = mmap(NULL, sz, RW, MAP_SHARED, self->fd, self->data_size);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, map_aux(self->fd, self->base, self->data_size, 2 * sz, 2 * sz, RW,
+				  MAP_SHARED));
+	munmap(p, sz);
+}
+
+TEST_F(aux_bad, second_map_other_offset)
+{
+	struct perf_event_mmap_page *up = self->base;
+	unsigned long sz = 4 * page_size();
+	void *p;
+
+	up->aux_offset = self->data_size;
+	up->aux_size = sz;
+	p = mmap(NULL, sz, RW, MAP_SHARED, self->fd, self->data_size);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, map_aux(self->fd, self->base, self->data_size + sz, sz, sz, RW,
+				  MAP_SHARED));
+	munmap(p, sz);
+}
+
+/* The AUX mapping cannot be split: perf_mmap_may_split() says no. */
+TEST_F(aux_bad, partial_munmap)
+{
+	struct perf_event_mmap_page *up = self->base;
+	unsigned long sz = 4 * page_size();
+	char *p;
+
+	up->aux_offset = self->data_size;
+	up->aux_size = sz;
+	p = mmap(NULL, sz, RW, MAP_SHARED, self->fd, self->data_size);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(-1, munmap(p + page_size(), page_size()));
+	EXPECT_EQ(EINVAL, errno);
+	munmap(p, sz);
+}
+
+TEST_F(aux_bad, data_area_not_power_of_two)
+{
+	void *p = mmap(NULL, 4 * page_size(), RW, MAP_SHARED, self->fd, 0);
+
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/* Without a data area there is no user page to describe the AUX area. */
+TEST(aux_before_data_area)
+{
+	int type = pmu_type(aux_pmu_names[CAPS_LARGE]), fd;
+	void *p;
+
+	if (type < 0)
+		SKIP(return, NO_TEST_PMU);
+	fd = aux_event_open(type, 0);
+	ASSERT_LE(0, fd);
+	p = mmap(NULL, 4 * page_size(), RW, MAP_SHARED, fd, 3 * page_size());
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+/* A per-task inherited event cannot be mapped at all. */
+TEST(inherited_event_for_any_cpu)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = pmu_type(aux_pmu_names[CAPS_LARGE]),
+		.disabled = 1,
+		.inherit = 1,
+	};
+	void *p;
+	int fd;
+
+	if ((int)attr.type < 0)
+		SKIP(return, NO_TEST_PMU);
+	fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	ASSERT_LE(0, fd);
+	p = mmap(NULL, 3 * page_size(), RW, MAP_SHARED, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+/* An event whose PMU has no setup_aux() has no AUX area. */
+TEST(aux_on_pmu_without_aux)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+		.disabled = 1,
+	};
+	struct perf_event_mmap_page *up;
+	size_t data = 3 * page_size(), sz = 4 * page_size();
+	void *base, *p;
+	int fd;
+
+	fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && (errno == EACCES || errno == EPERM || errno == ENOSYS ||
+		       errno == ENOENT))
+		SKIP(return, "no software perf events here");
+	ASSERT_LE(0, fd)
+	{
+		TH_LOG("perf_event_open(task-clock): %s", strerror(errno));
+	}
+	base = mmap(NULL, data, RW, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, base);
+	up = base;
+	up->aux_offset = data;
+	up->aux_size = sz;
+	p = mmap(NULL, sz, RW, MAP_SHARED, fd, data);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	munmap(base, data);
+	close(fd);
+}
+
+/*
+ * Beyond perf_event_mlock_kb and RLIMIT_MEMLOCK, without CAP_IPC_LOCK:
+ * EPERM.  Runs in the test's own process, so dropping the capability stays
+ * there; the sysctl is restored by the parent.
+ */
+static const char mlock_kb[] = "/proc/sys/kernel/perf_event_mlock_kb";
+
+static long read_long(const char *path)
+{
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int write_long(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%ld\n", v) < 0 ? -EIO : 0;
+	return fclose(f) ? -errno : ret;
+}
+
+FIXTURE(aux_mlock) {
+	long saved_kb;
+};
+
+FIXTURE_SETUP(aux_mlock)
+{
+	self->saved_kb = read_long(mlock_kb);
+	if (self->saved_kb < 0 || getuid())
+		SKIP(return, "needs root to set perf_event_mlock_kb");
+	ASSERT_EQ(0, write_long(mlock_kb, 0));
+}
+
+FIXTURE_TEARDOWN_PARENT(aux_mlock)
+{
+	EXPECT_EQ(0, write_long(mlock_kb, self->saved_kb));
+}
+
+/* Drops CAP_IPC_LOCK from the effective set of this process. */
+static int drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	data[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+}
+
+TEST_F(aux_mlock, beyond_limit_without_privilege)
+{
+	int type = pmu_type(aux_pmu_names[CAPS_LARGE]), fd;
+	struct rlimit none = { 0, 0 };
+	struct perf_event_mmap_page *up;
+	size_t data = 3 * page_size(), sz = 16 * page_size();
+	void *base, *p;
+
+	if (type < 0)
+		SKIP(return, NO_TEST_PMU);
+	fd = aux_event_open(type, 0);
+	ASSERT_LE(0, fd);
+	base = mmap(NULL, data, RW, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, base);
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &none));
+	ASSERT_EQ(0, drop_ipc_lock());
+	up = base;
+	up->aux_offset = data;
+	up->aux_size = sz;
+	p = mmap(NULL, sz, RW, MAP_SHARED, fd, data);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EPERM, errno);
+	munmap(base, data);
+	close(fd);
+}
+
+/* Lines of /proc/vmallocinfo made by the synthetic PMUs' setup_aux(). */
+static int test_pmu_vmaps(void)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += !!strstr(line, "aux_test_setup_aux");
+	fclose(f);
+	return n;
+}
+
+#define LOOPS 1000
+#define LOOP_PAGES 64
+
+FIXTURE(aux_loops) {
+};
+
+FIXTURE_SETUP(aux_loops)
+{
+}
+
+FIXTURE_TEARDOWN(aux_loops)
+{
+}
+
+/* Mapping and unmapping leaves no vmap and no memory behind. */
+TEST_F_TIMEOUT(aux_loops, map_unmap_leaves_nothing, 300)
+{
+	int type = pmu_type(aux_pmu_names[CAPS_LARGE]), fd, i, kmsg;
+	long before_kb, after_kb;
+	int vmaps;
+	struct aux_buffer b;
+
+	if (type < 0)
+		SKIP(return, NO_TEST_PMU);
+	kmsg = kmsg_open_at_end();
+	vmaps = test_pmu_vmaps();
+	before_kb = mem_available_kb();
+	for (i = 0; i < LOOPS; i++) {
+		fd = aux_event_open(type, 0);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, aux_buffer_map(&b, fd, LOOP_PAGES, i & 1));
+		aux_buffer_unmap(&b);
+		close(fd);
+	}
+	after_kb = mem_available_kb();
+	EXPECT_EQ(vmaps, test_pmu_vmaps());
+	/* Caches may grow a little; one loop's buffer would show 1000 times. */
+	EXPECT_GE(after_kb, before_kb - (long)(LOOP_PAGES * page_size() / 1024))
+	{
+		TH_LOG("MemAvailable %ld kB before, %ld kB after %d loops",
+		       before_kb, after_kb, LOOPS);
+	}
+	EXPECT_EQ(0, kmsg_warnings(kmsg));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The page sizes the kernel maps an AUX buffer with, as the kernel shows
+ * them: the buffer's vmap in /proc/vmallocinfo, its granules in the kernel
+ * page-table dump where there is one, and the report of the synthetic AUX
+ * PMUs (lib/test_aux_pmu.c).  Where the PMU prefers large chunks and a chunk
+ * is as large as a PMD, the vmap must use fewer translation entries than
+ * pages.  A kernel whose vmap() maps base pages only is skipped, or fails
+ * with PERF_AUX_STRICT=1 in the environment.
+ *
+ * The same checks run against arm_spe_0 and cs_etm (TRBE) when present.
+ */
+
+#include "../kselftest_harness.h"
+#include "aux_common.h"
+
+#define BASE_PAGES_ONLY "vmap() maps base pages only"
+#define NO_PTDUMP "no kernel page-table dump"
+#define KPTR_RESTRICT "/proc/sys/kernel/kptr_restrict"
+
+static const char * const ptdump_paths[] = {
+	"/sys/kernel/debug/kernel_page_tables",		/* arm64 */
+	"/sys/kernel/debug/page_tables/kernel",		/* x86 */
+};
+
+static unsigned long pmd_bytes(void)
+{
+	return page_size() * (page_size() / 8);
+}
+
+/* Finds the vmap made by @caller of @size bytes; its start, or 0. */
+static unsigned long vmallocinfo_find(const char *caller, unsigned long size)
+{
+	char line[512], *at;
+	unsigned long start, end, sz;
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		at = strstr(line, caller);
+		if (!at || sscanf(line, "0x%lx-0x%lx %lu", &start, &end, &sz) != 3)
+			continue;
+		/* vmallocinfo sizes include the guard page. */
+		if (sz == size || sz == size + page_size()) {
+			fclose(f);
+			return start;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Pages of [start, start + size) per granule, from the page-table dump. */
+struct granules {
+	unsigned long pmd, cont, pte;
+};
+
+static int ptdump_granules(unsigned long start, unsigned long size,
+			   struct granules *g)
+{
+	unsigned long lo, hi, from, to, pages;
+	char line[512];
+	FILE *f = NULL;
+	int i;
+
+	for (i = 0; i < 2 && !f; i++)
+		f = fopen(ptdump_paths[i], "r");
+	if (!f)
+		return -ENOENT;
+	memset(g, 0, sizeof(*g));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "0x%lx-0x%lx", &lo, &hi) != 2)
+			continue;
+		from = lo > start ? lo : start;
+		to = hi < start + size ? hi : start + size;
+		if (from >= to)
+			continue;
+		pages = (to - from) / page_size();
+		if (strstr(line, " PMD ") || strstr(line, " pmd"))
+			g->pmd += pages;
+		else if (strstr(line, " CON "))
+			g->cont += pages;
+		else
+			g->pte += pages;
+	}
+	fclose(f);
+	return 0;
+}
+
+static bool strict(void)
+{
+	const char *s = getenv("PERF_AUX_STRICT");
+
+	return s && *s == '1';
+}
+
+FIXTURE(aux_pagesize) {
+	int fd;
+	long kptr;
+	struct aux_buffer buf;
+	struct aux_report report;
+	unsigned long size;
+};
+
+FIXTURE_VARIANT(aux_pagesize) {
+	enum aux_caps caps;
+	int pmds;		/* buffer size in PMDs; 0: half a PMD */
+	int mib;		/* or in MiB, when set */
+	bool snapshot;
+};
+
+/* clang-format off */
+FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_half_pmd) {
+	.caps = CAPS_LARGE, .pmds = 0,
+};
+
+FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_2pmd) {
+	.caps = CAPS_LARGE, .pmds = 2,
+};
+
+FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_4pmd) {
+	.caps = CAPS_LARGE, .pmds = 4,
+};
+
+/* The largest buffer a 1 GiB guest maps comfortably. */
+FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_256m) {
+	.caps = CAPS_LARGE, .mib = 256,
+};
+
+FIXTURE_VARIANT_ADD(aux_pagesize, large_snapshot_pmd) {
+	.caps = CAPS_LARGE, .pmds = 1, .snapshot = true,
+};
+
+FIXTURE_VARIANT_ADD(aux_pagesize, large_snapshot_2pmd) {
+	.caps = CAPS_LARGE, .pmds = 2, .snapshot = true,
+};
+
+FIXTURE_VARIANT_ADD(aux_pagesize, nosg_snapshot_pmd) {
+	.caps = CAPS_NOSG, .pmds = 1, .snapshot = true,
+};
+
+FIXTURE_VARIANT_ADD(aux_pagesize, none_rw_2pmd) {
+	.caps = CAPS_NONE, .pmds = 2,
+};
+
+/* clang-format on */
+
+FIXTURE_SETUP(aux_pagesize)
+{
+	int type = pmu_type(aux_pmu_names[variant->caps]), ret;
+	FILE *f;
+
+	if (type < 0)
+		SKIP(return, NO_TEST_PMU);
+	self->size = variant->pmds ? variant->pmds * pmd_bytes() :
+		     pmd_bytes() / 2;
+	if (variant->mib)
+		self->size = (unsigned long)variant->mib << 20;
+	if (self->size / 1024 > (unsigned long)mem_available_kb() / 2)
+		SKIP(return, NO_MEMORY);
+	if (variant->caps == CAPS_NOSG &&
+	    ilog2_ul(self->size / page_size()) > max_page_order())
+		SKIP(return, "one chunk of this size is above MAX_PAGE_ORDER");
+	f = fopen(KPTR_RESTRICT, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fscanf(f, "%ld", &self->kptr));
+	fclose(f);
+	/* Real addresses in vmallocinfo and the report, for root only. */
+	f = fopen(KPTR_RESTRICT, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "1\n");
+	fclose(f);
+
+	self->fd = aux_event_open(type, 0);
+	ASSERT_LE(0, self->fd);
+	ret = aux_buffer_map(&self->buf, self->fd, self->size / page_size(),
+			     variant->snapshot);
+	ASSERT_EQ(0, ret)
+	{
+		TH_LOG("mapping %lu bytes of AUX: %s", self->size,
+		       strerror(-ret));
+	}
+	ASSERT_EQ(0, aux_report_read(self->buf.id, &self->report));
+}
+
+FIXTURE_TEARDOWN_PARENT(aux_pagesize)
+{
+	FILE *f = fopen(KPTR_RESTRICT, "w");
+
+	if (f) {
+		fprintf(f, "%ld\n", self->kptr);
+		fclose(f);
+	}
+}
+
+TEST_F(aux_pagesize, vmap_in_vmallocinfo)
+{
+	unsigned long start = vmallocinfo_find("aux_test_setup_aux", self->size);
+
+	ASSERT_NE(0, start);
+	EXPECT_EQ(self->report.base, start);
+	/* The figures a reviewer asks for: entries used and the least. */
+	TH_LOG("entries %lu for %lu pages (PMD %lu, cont %lu, PTE %lu), at least %lu",
+	       self->report.entries, self->size / page_size(), self->report.pmd,
+	       self->report.cont, self->report.pte,
+	       (self->size + pmd_bytes() - 1) / pmd_bytes());
+}
+
+TEST_F(aux_pagesize, granules_agree_with_page_tables)
+{
+	struct granules g;
+
+	if (ptdump_granules(self->report.base, self->size, &g))
+		SKIP(return, NO_PTDUMP);
+	EXPECT_EQ(self->report.pmd, g.pmd);
+	EXPECT_EQ(self->report.cont, g.cont);
+	EXPECT_EQ(self->report.pte, g.pte);
+}
+
+/* Where a chunk is as large as a PMD, the mapping must be large too. */
+TEST_F(aux_pagesize, large_chunks_mapped_large)
+{
+	int orders[4096], n, i, largest = 0;
+
+	n = aux_report_orders(self->report.chunks, orders, 4096);
+	for (i = 0; i < n; i++)
+		if (orders[i] > largest)
+			largest = orders[i];
+	if (variant->caps == CAPS_NONE) {
+		/* Order-0 pages: nothing is promised, so expect no chunk. */
+		EXPECT_EQ(0, largest);
+		return;
+	}
+	if (page_size() << largest < pmd_bytes())
+		SKIP(return, "no chunk as large as a PMD");
+	if (self->report.entries == self->size / page_size() && !strict())
+		SKIP(return, BASE_PAGES_ONLY);
+	EXPECT_GT(self->size / page_size(), self->report.entries)
+	{
+		TH_LOG("chunks %s mapped with %lu entries for %lu pages",
+		       self->report.chunks, self->report.entries,
+		       self->size / page_size());
+	}
+}
+
+/* Arm SPE and the TRBE sink of cs_etm, where the board has them. */
+FIXTURE(hw_pagesize) {
+	int fd;
+	struct aux_buffer buf;
+};
+
+FIXTURE_VARIANT(hw_pagesize) {
+	const char *pmu;
+	const char *caller;	/* the driver's vmap() call site */
+	const char *skip;
+};
+
+FIXTURE_VARIANT_ADD(hw_pagesize, arm_spe) {
+	.pmu = "arm_spe_0",
+	.caller = "arm_spe_pmu_setup_aux",
+	.skip = "no arm_spe_0 PMU",
+};
+
+FIXTURE_VARIANT_ADD(hw_pagesize, trbe) {
+	.pmu = "cs_etm",
+	.caller = "arm_trbe_alloc_buffer",
+	.skip = "no cs_etm PMU with a TRBE sink",
+};
+
+FIXTURE_SETUP(hw_pagesize)
+{
+	int type = pmu_type(variant->pmu);
+	char path[256];
+
+	snprintf(path, sizeof(path), PMU_DIR "/cs_etm/sinks/trbe0");
+	if (type < 0 || (!strcmp(variant->pmu, "cs_etm") && access(path, F_OK)))
+		SKIP(return, "%s", variant->skip);
+	self->fd = aux_event_open(type, 0);
+	ASSERT_LE(0, self->fd)
+	{
+		TH_LOG("perf_event_open(%s): %s", variant->pmu,
+		       strerror(errno));
+	}
+	ASSERT_EQ(0, aux_buffer_map(&self->buf, self->fd,
+				    2 * pmd_bytes() / page_size(), false));
+}
+
+FIXTURE_TEARDOWN(hw_pagesize)
+{
+	aux_buffer_unmap(&self->buf);
+	close(self->fd);
+}
+
+TEST_F(hw_pagesize, driver_vmap_granules)
+{
+	unsigned long size = 2 * pmd_bytes(), start;
+	struct granules g;
+
+	start = vmallocinfo_find(variant->caller, size);
+	ASSERT_NE(0, start);
+	if (ptdump_granules(start, size, &g))
+		SKIP(return, NO_PTDUMP);
+	TH_LOG("%s: PMD %lu, cont-PTE %lu, PTE %lu pages", variant->pmu,
+	       g.pmd, g.cont, g.pte);
+	if (!g.pmd && !g.cont && !strict())
+		SKIP(return, BASE_PAGES_ONLY);
+	EXPECT_NE(0, g.pmd + g.cont);
+}
+
+TEST_HARNESS_MAIN
