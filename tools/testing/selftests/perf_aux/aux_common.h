@@ -164,18 +164,23 @@ struct aux_report {
 static inline int aux_report_read(unsigned long long id,
 				  struct aux_report *r)
 {
-	char line[512];
+	char line[512], base[32];
 	FILE *f = fopen(AUX_REPORT, "r");
 	int ret = -ENOENT;
 
 	if (!f)
 		return -errno;
+	/*
+	 * The base is %pK: the address with kptr_restrict=1, else a hash, or
+	 * "(____ptrval____)" before the hash key is ready.
+	 */
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line,
-			   "event %llu pmu %31s pages %d snapshot %d base %lx chunks %255s entries %lu pmd %lu cont %lu pte %lu",
-			   &r->event, r->pmu, &r->pages, &r->snapshot, &r->base,
+			   "event %llu pmu %31s pages %d snapshot %d base %31s chunks %255s entries %lu pmd %lu cont %lu pte %lu",
+			   &r->event, r->pmu, &r->pages, &r->snapshot, base,
 			   r->chunks, &r->entries, &r->pmd, &r->cont,
 			   &r->pte) == 10 && r->event == id) {
+			r->base = strtoul(base, NULL, 16);
 			ret = 0;
 			break;
 		}
