@@ -127,7 +127,7 @@ static inline int aux_model_orders(enum aux_caps caps, bool snapshot,
 				   unsigned long watermark,
 				   int *orders, int max)
 {
-	int ceiling = 0, n = 0, order;
+	int ceiling = 0, n = 0, order, max_order = max_page_order();
 	unsigned long left = nr_pages;
 
 	if (caps != CAPS_NONE) {
@@ -141,8 +141,8 @@ static inline int aux_model_orders(enum aux_caps caps, bool snapshot,
 		order = ilog2_ul(left);
 		if (order > ceiling)
 			order = ceiling;
-		if (order > max_page_order())
-			order = max_page_order();
+		if (order > max_order)
+			order = max_order;
 		orders[n++] = order;
 		left -= 1UL << order;
 	}
