@@ -1,0 +1,185 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The LAVA checks (issue 6), one line each, "ok - lava: ..." or
+# "not ok - lava: ...":
+#  1. lava-jobs/jobs/ are what lava-jobs/generate.py renders from
+#     lava-jobs/lab.example.yaml;
+#  2. lava_common.schemas accepts every job and the test definition, and
+#     rejects each broken variant (scripts/lava/lava_results.py REJECTS);
+#  3. the real dispatcher (lava-run) runs the QEMU arm64-4k job on the kernel
+#     and ramdisk the pipeline built, and the cases LAVA records equal the
+#     direct run's, group by group (the 16K job too, where its kernel has
+#     the virtio disk LAVA's overlay needs).
+# Exit 0 iff no "not ok".  Installs what it needs (scripts/deps.sh lava).
+#
+# Usage: scripts/lava/check.sh [BUILD_DIR [RESULTS_DIR]]
+#   BUILD_DIR    the arm64-4k build (Image.gz, initramfs.cpio.gz)
+#   RESULTS_DIR  its direct run's KTAP (scripts/results.py)
+
+set -uo pipefail
+. "$(dirname "$0")/../lib.sh"
+
+BUILD_4K=${1:-$PERF_AUX_CACHE/trees/reference/.build-arm64-4k}
+RESULTS_4K=${2:-$PERF_AUX_OUT/results/reference-arm64-4k}
+BUILD_16K=$PERF_AUX_CACHE/trees/reference/.build-arm64-16k
+RESULTS_16K=$PERF_AUX_OUT/results/reference-arm64-16k
+LAVA_CACHE=$PERF_AUX_CACHE/lava
+WORK=$PERF_AUX_OUT/lava
+# Debian's python: lava_common needs python3-voluptuous.
+PY=/usr/bin/python3
+HELPER="$PY $PERF_AUX_ROOT/scripts/lava/lava_results.py"
+# What lava-run may take, boot and both test runs included.
+LAVA_TIMEOUT=1500
+
+bad=0
+
+# verdict RC WHAT: one check line.
+verdict()
+{
+	if [ "$1" -eq 0 ]; then
+		echo "ok - lava: $2"
+	else
+		echo "not ok - lava: $2"
+		bad=1
+	fi
+}
+
+# helper ARGS...: lava_results.py's own check lines.
+helper()
+{
+	$HELPER "$@" || bad=1
+}
+
+check_generated()
+{
+	local tmp rc=0
+
+	tmp=$(mktemp -d)
+	$PY "$PERF_AUX_ROOT/lava-jobs/generate.py" --out "$tmp" > /dev/null &&
+		diff -r "$tmp" "$PERF_AUX_ROOT/lava-jobs/jobs" > "$tmp.diff" || rc=1
+	verdict $rc "lava-jobs/jobs/ are generate.py's rendering of lab.example.yaml"
+	[ $rc -eq 0 ] || sed 's/^/# /' "$tmp.diff" | head -20
+	rm -rf "$tmp" "$tmp.diff"
+}
+
+# kernel_ready BUILD: the kernel has what LAVA's QEMU overlay disk needs.
+kernel_ready()
+{
+	local opt
+
+	for opt in PCI_HOST_GENERIC VIRTIO_PCI VIRTIO_BLK EXT4_FS EXT4_USE_FOR_EXT2; do
+		grep -q "^CONFIG_$opt=y" "$1/.config" 2>/dev/null || {
+			echo "CONFIG_$opt"
+			return 1
+		}
+	done
+}
+
+# ramdisk BUILD DIR: a copy of the pipeline's initramfs in DIR or, when it
+# was packed with another init (before scripts/initramfs/init had its LAVA
+# mode), the same list packed again with today's init (the kselftests are
+# the same files).
+ramdisk()
+{
+	local build=$1 dir=$2
+
+	if zcat "$build/initramfs.cpio.gz" | cpio -i --quiet --to-stdout init |
+	   cmp -s - "$PERF_AUX_ROOT/scripts/initramfs/init"; then
+		cp "$build/initramfs.cpio.gz" "$dir/initramfs.cpio.gz" || return 1
+		echo "$dir/initramfs.cpio.gz"
+		return
+	fi
+	echo "# $build/initramfs.cpio.gz has another init: packed again from" \
+	     "initramfs.list" >&2
+	"$build/usr/gen_init_cpio" "$build/initramfs.list" | gzip -1 \
+		> "$dir/initramfs.cpio.gz" || return 1
+	echo "$dir/initramfs.cpio.gz"
+}
+
+# testdefs DIR: a git repository holding this checkout's lava-jobs/, as a
+# lab's clone of the project would (LAVA fetches test definitions by git).
+testdefs()
+{
+	local repo=$1/testdefs
+
+	rm -rf "$repo"
+	mkdir -p "$repo"
+	cp -r "$PERF_AUX_ROOT/lava-jobs" "$repo/"
+	git -C "$repo" init -q -b main &&
+		git -C "$repo" add -A &&
+		git -C "$repo" -c user.name=perf_aux -c user.email=perf_aux@localhost \
+			commit -q -m "lava-jobs of $(git -C "$PERF_AUX_ROOT" rev-parse --short HEAD)" ||
+		return 1
+	echo "$repo"
+}
+
+# lava_run PAGES BUILD RESULTS: the QEMU job of arm64-PAGES through
+# lava-run, then its results against the direct run.
+lava_run()
+{
+	local pages=$1 build=$2 results=$3 tag="lava-run qemu arm64-$1"
+	local dir=$WORK/qemu-arm64-$1 missing initrd repo start rc=0
+
+	missing=$(kernel_ready "$build") || {
+		echo "ok - lava: $tag # SKIP kernel has no $missing (scripts/config/arm64.config, rebuild arm64-$pages)"
+		return
+	}
+	if ! ls "$results"/*.ktap > /dev/null 2>&1; then
+		verdict 1 "$tag: no direct-run results in $results (make run TARGET=arm64-$pages)"
+		return
+	fi
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	# Copies: a build running meanwhile must not change them under LAVA.
+	cp "$build/arch/arm64/boot/Image.gz" "$dir/Image.gz" &&
+	initrd=$(ramdisk "$build" "$dir") && repo=$(testdefs "$dir") || {
+		verdict 1 "$tag: ramdisk and test definition repository"
+		return
+	}
+	$PY "$PERF_AUX_ROOT/lava-jobs/generate.py" --out "$dir" \
+		--set "jobs.qemu-arm64-$pages.kernel=file://$dir/Image.gz" \
+		--set "jobs.qemu-arm64-$pages.ramdisk=file://$initrd" \
+		--set "testdefs.repository=file://$repo" \
+		--set testdefs.revision=main \
+		"qemu-arm64-$pages" > /dev/null &&
+	$HELPER device "$dir/qemu-arm64-$pages.yaml" \
+		"$LAVA_CACHE/lava-server/usr/share/lava-server/device-types" \
+		"$dir/device.yaml" || {
+		verdict 1 "$tag: job and device dictionary"
+		return
+	}
+	start=$(date +%s)
+	# libguestfs builds the overlay disk in a small VM: with no kernel in
+	# /boot (a container), give it Debian's, and TCG (no nested KVM).
+	SUPERMIN_KERNEL=$(ls "$LAVA_CACHE"/supermin/boot/vmlinuz-*) \
+	SUPERMIN_MODULES=$(ls -d "$LAVA_CACHE"/supermin/lib/modules/*) \
+	LIBGUESTFS_BACKEND=direct LIBGUESTFS_BACKEND_SETTINGS=force_tcg \
+	LIBGUESTFS_CACHEDIR="$LAVA_CACHE/guestfs" \
+	TMPDIR="$dir" \
+		timeout "$LAVA_TIMEOUT" lava-run --job-id "perf-aux-$pages" \
+		--output-dir "$dir/run" --device "$dir/device.yaml" \
+		"$dir/qemu-arm64-$pages.yaml" > "$dir/lava-run.out" \
+		2> "$dir/lava.log" || rc=$?
+	echo "# $tag: exit $rc, $(($(date +%s) - start)) s, log $dir/lava.log"
+	helper compare "$results" "$dir/lava.log" --tag "$tag"
+}
+
+main()
+{
+	mkdir -p "$LAVA_CACHE/guestfs" "$WORK"
+	"$PERF_AUX_ROOT/scripts/deps.sh" lava > "$WORK/deps.log" 2>&1 ||
+		verdict 1 "scripts/deps.sh lava (see $WORK/deps.log)"
+	check_generated
+	helper validate "$PERF_AUX_ROOT"/lava-jobs/jobs/*.yaml \
+		"$PERF_AUX_ROOT/lava-jobs/perf-aux.yaml"
+	helper reject
+	lava_run 4k "$BUILD_4K" "$RESULTS_4K"
+	# The 16K job runs as soon as that kernel can mount the overlay.
+	if [ $# -eq 0 ]; then
+		lava_run 16k "$BUILD_16K" "$RESULTS_16K"
+	fi
+	return $bad
+}
+
+main "$@"

@@ -1,0 +1,184 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Host tests of the LAVA glue: scripts/lava/lava_results.py (the direct
+run's cases named as LAVA names them, and what lava-run recorded) and
+lava-jobs/generate.py."""
+
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, '..', '..'))
+sys.path.insert(0, os.path.join(ROOT, 'scripts', 'lava'))
+sys.path.insert(0, os.path.join(ROOT, 'lava-jobs'))
+sys.path.insert(0, HERE)
+
+try:
+    import yaml  # noqa: F401
+    import jinja2  # noqa: F401
+    HAVE_LIBS = True
+except ImportError:
+    HAVE_LIBS = False
+
+if HAVE_LIBS:
+    import generate  # noqa: E402
+    import lava_results  # noqa: E402
+import test_lava_converter as conv  # noqa: E402
+
+
+def log_line(msg: dict, lvl: str = 'results') -> str:
+    return json.dumps({'dt': '2026-01-01T00:00:00', 'lvl': lvl, 'msg': msg})
+
+
+@unittest.skipUnless(HAVE_LIBS, 'no python3-yaml or python3-jinja2')
+class ParityTest(unittest.TestCase):
+    """The host's names and results (kunit_parser) equal the device's
+    (the converter under busybox), on the crafted documents."""
+
+    def both(self, group: str, text: str) -> None:
+        want = lava_results.expected_cases(group, text)
+        dev = conv.Device(lava=False)
+        try:
+            path = dev.write('in.ktap', text)
+            rc, out = dev.run('ktap', group, path)
+        finally:
+            dev.close()
+        self.assertEqual(rc, 0, out)
+        got = dict(line.split()[:2] for line in out.splitlines())
+        self.assertEqual(want, got)
+
+    @unittest.skipUnless(os.access(conv.BUSYBOX, os.X_OK), 'no busybox')
+    def test_kunit_nested(self) -> None:
+        self.both('perf_aux_alloc', conv.KUNIT_NESTED)
+
+    @unittest.skipUnless(os.access(conv.BUSYBOX, os.X_OK), 'no busybox')
+    def test_harness(self) -> None:
+        self.both('pagesize_test', conv.HARNESS)
+
+    @unittest.skipUnless(os.access(conv.BUSYBOX, os.X_OK), 'no busybox')
+    def test_harness_cut_short(self) -> None:
+        self.both('pagesize_test', conv.HARNESS.split('ok 3 ')[0])
+
+    @unittest.skipUnless(os.access(conv.BUSYBOX, os.X_OK), 'no busybox')
+    def test_kunit_crash_at_end(self) -> None:
+        # The usual crash: the kernel's output stops inside a case.
+        self.both('vmap_granule', conv.KUNIT_CRASH_EOF)
+
+
+@unittest.skipUnless(HAVE_LIBS, 'no python3-yaml or python3-jinja2')
+class CompareTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory()
+        self.results = os.path.join(self.tmp.name, 'results')
+        os.mkdir(self.results)
+        with open(os.path.join(self.results,
+                               'perf_aux.pagesize_test.ktap'), 'w') as f:
+            f.write(conv.HARNESS)
+        self.want = lava_results.expected_cases('pagesize_test', conv.HARNESS)
+
+    def tearDown(self) -> None:
+        self.tmp.cleanup()
+
+    def write_log(self, cases: dict, job: str = 'pass') -> str:
+        lines = [log_line('Start time: ...', 'info')]
+        lines.append(log_line({'definition': 'lava', 'case': 'validate',
+                               'result': 'pass'}))
+        for name, result in cases.items():
+            group = name.split('.')[1]
+            msg = {'definition': '0_perf-aux', 'case': name,
+                   'result': result, 'set': group}
+            if name.endswith('large_rw_256m.vmap_in_vmallocinfo'):
+                msg.update(measurement=53.0, units='entries')
+            lines.append(log_line(msg))
+        lines.append(log_line({'definition': 'lava', 'case': 'job',
+                               'result': job}))
+        path = os.path.join(self.tmp.name, 'lava.log')
+        with open(path, 'w') as f:
+            f.write('\n'.join(lines) + '\n')
+        return path
+
+    def verdicts(self, log: str) -> dict:
+        return {what: ok for ok, what, _ in
+                lava_results.compare(self.results, log, 't', [])}
+
+    def test_equal_runs_pass_every_check(self) -> None:
+        cases = dict(self.want)
+        cases['perf_aux.kselftest.suite'] = 'pass'
+        verdicts = self.verdicts(self.write_log(cases))
+        self.assertTrue(all(verdicts.values()), verdicts)
+        self.assertEqual(len(verdicts), 5)  # job, 2 groups, measurements, names
+
+    def test_a_changed_result_fails_its_group(self) -> None:
+        cases = dict(self.want)
+        cases['perf_aux.kselftest.suite'] = 'pass'
+        name = 'perf_aux.pagesize_test.aux_pagesize.large_rw_256m.' \
+               'large_chunks_mapped_large'
+        cases[name] = 'skip'
+        checks = lava_results.compare(self.results, self.write_log(cases),
+                                      't', [])
+        bad = [(what, details) for ok, what, details in checks if not ok]
+        self.assertEqual(len(bad), 1)
+        self.assertIn('pagesize_test', bad[0][0])
+        self.assertEqual(bad[0][1], [f'  {name}: direct pass, LAVA skip'])
+
+    def test_incomplete_job_fails(self) -> None:
+        verdicts = self.verdicts(self.write_log({}, job='fail'))
+        self.assertFalse(verdicts['t: lava-run job finished correctly'])
+
+    def test_wrong_test_set_is_reported(self) -> None:
+        path = self.write_log({'perf_aux.pagesize_test.suite': 'pass'})
+        with open(path) as f:
+            text = f.read().replace('"set": "pagesize_test"', '"set": "x"')
+        with open(path, 'w') as f:
+            f.write(text)
+        with open(path) as f:
+            _, problems = lava_results.lava_groups(lava_results.lava_records(f))
+        self.assertEqual(len(problems), 1)
+
+    def test_entries_cases(self) -> None:
+        self.assertEqual(
+            lava_results.entries_cases('pagesize_test', conv.HARNESS),
+            {'perf_aux.pagesize_test.aux_pagesize.large_rw_256m.'
+             'vmap_in_vmallocinfo'})
+
+
+@unittest.skipUnless(HAVE_LIBS, 'no python3-yaml or python3-jinja2')
+class GenerateTest(unittest.TestCase):
+    def lab(self) -> dict:
+        with open(os.path.join(ROOT, 'lava-jobs', 'lab.example.yaml')) as f:
+            return yaml.safe_load(f)
+
+    def test_committed_jobs_are_rendered_from_the_example(self) -> None:
+        lab = self.lab()
+        for name in generate.JOBS:
+            with open(os.path.join(ROOT, 'lava-jobs', 'jobs',
+                                   f'{name}.yaml')) as f:
+                self.assertEqual(f.read(), generate.render(lab, name), name)
+
+    def test_set_overrides_one_value(self) -> None:
+        lab = self.lab()
+        generate.set_value(lab, 'jobs.qemu-arm64-4k.kernel=file:///k/Image.gz')
+        job = yaml.safe_load(generate.render(lab, 'qemu-arm64-4k'))
+        kernel = job['actions'][0]['deploy']['images']['kernel']
+        self.assertEqual(kernel['url'], 'file:///k/Image.gz')
+        self.assertNotIn('kunit.enable=0', kernel['image_arg'])
+        self.assertIn('perf_aux.shell', kernel['image_arg'])
+
+    def test_a_missing_value_is_an_error(self) -> None:
+        lab = self.lab()
+        del lab['jobs']['n1sdp-spe']['kernel']
+        with self.assertRaises(jinja2.UndefinedError):
+            generate.render(lab, 'n1sdp-spe')
+
+    def test_values_stay_strings(self) -> None:
+        lab = self.lab()
+        generate.set_value(lab, 'testdefs.revision=1234')
+        job = yaml.safe_load(generate.render(lab, 'qemu-arm64-4k'))
+        test = job['actions'][2]['test']
+        self.assertEqual(test['definitions'][0]['revision'], '1234')
+
+
+if __name__ == '__main__':
+    unittest.main()
