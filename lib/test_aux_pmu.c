@@ -20,11 +20,45 @@
  * (one line, split here) where the chunk orders are those rb_alloc_aux()
  * reported in page_private() and the granules come from a walk of the
  * kernel page tables of the vmap.  <addr> is printed with %pK.
+ *
+ * While an event runs, a trace generator writes through that vmap from a
+ * pinned hard-irq hrtimer, with perf_aux_output_begin/skip/flag/end as the
+ * drivers do, so user space can check every byte that crossed the large
+ * mapping.  attr.config selects it (see format/ in sysfs):
+ *
+ *   mode   config:0-1    0 none (buffers stay zero), 1 SPE-like, 2 TRBE-like
+ *   words  config:8-15   k, the 8-byte payload words of a record
+ *   align  config:16-19  log2 of the head alignment (SPE-like)
+ *   burst  config:32-47  records per tick (0 is 1)
+ *   period config1       tick in ns (0 is 1 ms; at least 10 us)
+ *
+ * With seq the record's number (0, 1, ... per event, lost ones counted) and
+ * w(seq, i) = seq * 0x9e3779b97f4a7c15 + i, all little endian:
+ *
+ *   SPE-like record, 9 * (k + 2) bytes, valid SPE packets: 0xb0 (PC address)
+ *   seq, k times 0xb2 (data address) w(seq, i), 0x71 (timestamp) with
+ *   csum = ~(seq + sum of w).  As arm_spe_pmu.c: the head is padded to the
+ *   alignment with zeros (skipped, not reported); the limit stays behind
+ *   aux_tail, page aligned; records that do not fit before the buffer end
+ *   leave zero padding to it; when the consumer lags, what fits is written,
+ *   the rest is lost and the record gets PERF_AUX_FLAG_TRUNCATED.  Snapshot:
+ *   the head wraps freely within half-buffer limits as in
+ *   arm_spe_pmu_next_snapshot_off(), and the core adds OVERWRITE.
+ *
+ *   TRBE-like stream of frames, 28 + 8 * k bytes: an A-Sync (11 x 0x00,
+ *   0x80), seq, k words, csum; cut anywhere.  As coresight-trbe.c: every
+ *   record carries PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW, writing fills up to
+ *   the buffer end and goes on at 0, and when the consumer lags the record
+ *   gets TRUNCATED and the stream restarts at the next frame.
+ *
+ * The event count is the number of records (frames) generated.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitfield.h>
 #include <linux/debugfs.h>
+#include <linux/hrtimer.h>
 #include <linux/list.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -33,6 +67,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/unaligned.h>
 
 struct aux_test_pmu {
 	struct pmu pmu;
@@ -57,32 +92,340 @@ static struct aux_test_pmu *to_test_pmu(struct pmu *pmu)
 	return container_of(pmu, struct aux_test_pmu, pmu);
 }
 
+enum aux_gen_mode { GEN_NONE, GEN_SPE, GEN_TRBE, GEN_NR_MODES };
+
+#define GEN_WORD_MUL		0x9e3779b97f4a7c15ULL
+#define GEN_MIN_PERIOD_NS	(10 * NSEC_PER_USEC)
+#define GEN_PERIOD_NS		NSEC_PER_MSEC
+#define SPE_PKT_BYTES		9	/* header + 8-byte payload */
+#define ETE_ASYNC_BYTES		12
+
+/* The trace generator of one event; see the top of the file. */
+struct aux_gen {
+	struct perf_output_handle handle;
+	enum aux_gen_mode mode;
+	unsigned int words;
+	unsigned int align;
+	unsigned int burst;
+	u64 period;
+	size_t rec_bytes;
+	u64 seq;		/* next record to generate */
+	u64 pos;		/* TRBE-like: stream offset of the next byte */
+	u64 frame_seq;		/* frame[] holds this frame */
+	u8 frame[];
+};
+
+static u64 gen_word(u64 seq, unsigned int i)
+{
+	return seq * GEN_WORD_MUL + i;
+}
+
+static void gen_put(u8 *p, u8 header, u64 payload)
+{
+	p[0] = header;
+	put_unaligned_le64(payload, p + 1);
+}
+
+static void gen_spe_record(struct aux_gen *g, u8 *p, u64 seq)
+{
+	u64 sum = seq;
+	unsigned int i;
+
+	gen_put(p, 0xb0, seq);
+	for (i = 0; i < g->words; i++) {
+		sum += gen_word(seq, i);
+		gen_put(p + SPE_PKT_BYTES * (i + 1), 0xb2, gen_word(seq, i));
+	}
+	gen_put(p + SPE_PKT_BYTES * (i + 1), 0x71, ~sum);
+}
+
+static void gen_trbe_frame(struct aux_gen *g, u64 seq)
+{
+	u8 *p = g->frame + ETE_ASYNC_BYTES;
+	u64 sum = seq;
+	unsigned int i;
+
+	memset(g->frame, 0, ETE_ASYNC_BYTES - 1);
+	g->frame[ETE_ASYNC_BYTES - 1] = 0x80;
+	put_unaligned_le64(seq, p);
+	for (i = 0; i < g->words; i++) {
+		sum += gen_word(seq, i);
+		put_unaligned_le64(gen_word(seq, i), p + 8 * (i + 1));
+	}
+	put_unaligned_le64(~sum, p + 8 * (i + 1));
+	g->frame_seq = seq;
+}
+
+static size_t gen_buf_size(struct aux_test_buf *buf)
+{
+	return (size_t)buf->nr_pages << PAGE_SHIFT;
+}
+
+/*
+ * The end of the room for this session, as arm_spe_pmu_next_off(): up to
+ * the buffer end, or, when the free space ends before that, to the last
+ * page boundary before aux_tail.  @head is the offset of the write pointer.
+ */
+static size_t gen_limit(struct perf_output_handle *h, struct aux_test_buf *buf,
+			size_t head)
+{
+	size_t size = gen_buf_size(buf);
+	size_t tail = (h->head + h->size) & (size - 1);
+
+	if (head < tail)
+		return round_down(tail, PAGE_SIZE);
+	return size;
+}
+
+/* Zero padding the consumer never gets a record for. */
+static void gen_pad(struct perf_output_handle *h, struct aux_test_buf *buf,
+		    size_t head, size_t len)
+{
+	memset(buf->base + head, 0, len);
+	if (!buf->snapshot)
+		perf_aux_output_skip(h, len);
+}
+
+static void gen_spe_snapshot(struct perf_event *event, struct aux_gen *g,
+			     struct aux_test_buf *buf)
+{
+	struct perf_output_handle *h = &g->handle;
+	size_t size = gen_buf_size(buf), head, limit, start;
+	unsigned int n = 0;
+
+	head = h->head & (size - 1);
+	/*
+	 * As arm_spe_pmu_next_snapshot_off(): records cannot be parsed
+	 * backwards, so a session stops at half the buffer, and the head jumps
+	 * to the next half when a record no longer fits.
+	 */
+	limit = head < size / 2 ? size / 2 : size;
+	if (limit - head < g->rec_bytes) {
+		gen_pad(h, buf, head, limit - head);
+		head = limit & (size - 1);
+		limit = head + size / 2;
+	}
+	for (start = head; n < g->burst && limit - head >= g->rec_bytes; n++) {
+		gen_spe_record(g, buf->base + head, g->seq++);
+		head += g->rec_bytes;
+	}
+	h->head = head & (size - 1);
+	perf_aux_output_end(h, head - start);
+	local64_add(n, &event->count);
+}
+
+/*
+ * One SPE-like session, from perf_aux_output_begin() to _end(): pads the
+ * head, writes what fits of the @want records left in this tick and returns
+ * how many it wrote.  Sets *@more when the rest may follow after the buffer
+ * end; otherwise what did not fit is lost and the record says TRUNCATED.
+ */
+static unsigned int gen_spe_session(struct aux_gen *g, struct aux_test_buf *buf,
+				    unsigned int want, bool *more)
+{
+	struct perf_output_handle *h = &g->handle;
+	size_t size = gen_buf_size(buf), head, limit, start;
+	unsigned int n = 0;
+
+	for (;;) {
+		head = h->head & (size - 1);
+		if (!IS_ALIGNED(head, g->align)) {
+			gen_pad(h, buf, head,
+				min(ALIGN(head, g->align) - head, h->size));
+			head = h->head & (size - 1);
+		}
+		limit = h->size ? gen_limit(h, buf, head) : head;
+		if (limit == size && limit - head < g->rec_bytes) {
+			/* No record fits before the end: pad to it, go on at 0. */
+			gen_pad(h, buf, head, min(limit - head, h->size));
+			continue;
+		}
+		break;
+	}
+	for (start = head; n < want && limit >= head + g->rec_bytes; n++) {
+		gen_spe_record(g, buf->base + head, g->seq++);
+		head += g->rec_bytes;
+	}
+	/*
+	 * Stopped at the buffer end with room enough beyond it: the next
+	 * session goes on at 0, as SPE after its buffer-full interrupt.
+	 */
+	*more = n < want && limit == size &&
+		h->size - (head - start) >= (want - n + 1) * g->rec_bytes + g->align;
+	if (n < want && !*more) {
+		/* The consumer lags: what did not fit is lost. */
+		perf_aux_output_flag(h, PERF_AUX_FLAG_TRUNCATED);
+		g->seq += want - n;
+	}
+	perf_aux_output_end(h, head - start);
+	return n;
+}
+
+static void gen_spe(struct perf_event *event, struct aux_gen *g)
+{
+	struct aux_test_buf *buf;
+	unsigned int want = g->burst;
+	bool more = true;
+
+	/* Nothing is generated while there is no room at all. */
+	while (want && more) {
+		buf = perf_aux_output_begin(&g->handle, event);
+		if (!buf)
+			break;
+		if (buf->snapshot)
+			return gen_spe_snapshot(event, g, buf);
+		want -= gen_spe_session(g, buf, want, &more);
+		if (!more)
+			want = 0;
+	}
+	local64_add(g->burst - want, &event->count);
+}
+
+/* Copies @len bytes of the frame stream from g->pos to @dst. */
+static void gen_trbe_copy(struct aux_gen *g, u8 *dst, size_t len)
+{
+	size_t chunk;
+	u64 seq, off;
+
+	while (len) {
+		seq = div64_u64_rem(g->pos, g->rec_bytes, &off);
+		if (seq != g->frame_seq)
+			gen_trbe_frame(g, seq);
+		chunk = min_t(u64, len, g->rec_bytes - off);
+		memcpy(dst, g->frame + off, chunk);
+		dst += chunk;
+		len -= chunk;
+		g->pos += chunk;
+	}
+}
+
+static void gen_trbe(struct perf_event *event, struct aux_gen *g)
+{
+	struct perf_output_handle *h = &g->handle;
+	u64 begin = g->pos, end = (g->seq + g->burst) * g->rec_bytes;
+	struct aux_test_buf *buf;
+	size_t size, head, limit, len;
+
+	while (g->pos < end) {
+		buf = perf_aux_output_begin(h, event);
+		if (!buf)
+			break;
+		perf_aux_output_flag(h, PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW);
+		size = gen_buf_size(buf);
+		head = h->head & (size - 1);
+		limit = buf->snapshot ? size : gen_limit(h, buf, head);
+		len = limit > head ? min_t(u64, end - g->pos, limit - head) : 0;
+		gen_trbe_copy(g, buf->base + head, len);
+		if (buf->snapshot) {
+			h->head = (head + len) & (size - 1);
+		} else if (g->pos < end &&
+			   (limit < size || h->size - len < end - g->pos)) {
+			/*
+			 * Fill mode stopped short of the consumer (or will,
+			 * after the wrap): the rest of the burst is lost.
+			 */
+			perf_aux_output_flag(h, PERF_AUX_FLAG_TRUNCATED);
+			g->pos = end;
+		}
+		perf_aux_output_end(h, len);
+	}
+	/* Nothing is generated while there is no room at all. */
+	if (g->pos == begin)
+		return;
+	g->pos = end;
+	g->seq += g->burst;
+	local64_add(g->burst, &event->count);
+}
+
+static enum hrtimer_restart aux_gen_tick(struct hrtimer *timer)
+{
+	struct perf_event *event = container_of(timer, struct perf_event,
+						hw.hrtimer);
+	struct aux_gen *g = event->pmu_private;
+
+	if (event->hw.state & PERF_HES_STOPPED)
+		return HRTIMER_NORESTART;
+	if (g->mode == GEN_SPE)
+		gen_spe(event, g);
+	else
+		gen_trbe(event, g);
+	hrtimer_forward_now(timer, ns_to_ktime(g->period));
+	return HRTIMER_RESTART;
+}
+
+static void aux_test_destroy(struct perf_event *event)
+{
+	hrtimer_cancel(&event->hw.hrtimer);
+	kfree(event->pmu_private);
+}
+
 static int aux_test_event_init(struct perf_event *event)
 {
+	u64 config = event->attr.config;
+	struct aux_gen *g;
+	unsigned int words;
+	size_t rec;
+
 	if (event->attr.type != event->pmu->type)
 		return -ENOENT;
-	return 0;
-}
+	if ((config & GENMASK_ULL(1, 0)) == GEN_NONE)
+		return 0;
+	if ((config & GENMASK_ULL(1, 0)) >= GEN_NR_MODES ||
+	    (config & ~(GENMASK_ULL(19, 0) | GENMASK_ULL(47, 32))) ||
+	    FIELD_GET(GENMASK_ULL(19, 16), config) > 11 ||
+	    (event->attr.config1 && event->attr.config1 < GEN_MIN_PERIOD_NS))
+		return -EINVAL;
 
-static int aux_test_add(struct perf_event *event, int flags)
-{
-	event->hw.state = flags & PERF_EF_START ? 0 : PERF_HES_STOPPED;
+	words = FIELD_GET(GENMASK_ULL(15, 8), config);
+	rec = max(SPE_PKT_BYTES * (words + 2), ETE_ASYNC_BYTES + 8 * (words + 2));
+	g = kzalloc(struct_size(g, frame, rec), GFP_KERNEL);
+	if (!g)
+		return -ENOMEM;
+	g->mode = config & GENMASK_ULL(1, 0);
+	g->words = words;
+	g->align = 1U << FIELD_GET(GENMASK_ULL(19, 16), config);
+	g->burst = max_t(u64, FIELD_GET(GENMASK_ULL(47, 32), config), 1);
+	g->period = event->attr.config1 ?: GEN_PERIOD_NS;
+	if (g->mode == GEN_SPE)
+		g->rec_bytes = SPE_PKT_BYTES * (words + 2);
+	else
+		g->rec_bytes = ETE_ASYNC_BYTES + 8 * (words + 2);
+	g->frame_seq = U64_MAX;
+	hrtimer_init(&event->hw.hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	event->hw.hrtimer.function = aux_gen_tick;
+	event->pmu_private = g;
+	event->destroy = aux_test_destroy;
 	return 0;
-}
-
-static void aux_test_del(struct perf_event *event, int flags)
-{
-	event->hw.state = PERF_HES_STOPPED;
 }
 
 static void aux_test_start(struct perf_event *event, int flags)
 {
+	struct aux_gen *g = event->pmu_private;
+
 	event->hw.state = 0;
+	if (g)
+		hrtimer_start(&event->hw.hrtimer, ns_to_ktime(g->period),
+			      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 static void aux_test_stop(struct perf_event *event, int flags)
 {
 	event->hw.state = PERF_HES_STOPPED;
+	if (event->pmu_private)
+		hrtimer_cancel(&event->hw.hrtimer);
+}
+
+static int aux_test_add(struct perf_event *event, int flags)
+{
+	event->hw.state = PERF_HES_STOPPED;
+	if (flags & PERF_EF_START)
+		aux_test_start(event, flags);
+	return 0;
+}
+
+static void aux_test_del(struct perf_event *event, int flags)
+{
+	aux_test_stop(event, flags);
 }
 
 static void aux_test_read(struct perf_event *event)
@@ -235,6 +578,31 @@ static int aux_test_buffers_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(aux_test_buffers);
 
+PMU_FORMAT_ATTR(mode, "config:0-1");
+PMU_FORMAT_ATTR(words, "config:8-15");
+PMU_FORMAT_ATTR(align, "config:16-19");
+PMU_FORMAT_ATTR(burst, "config:32-47");
+PMU_FORMAT_ATTR(period, "config1:0-63");
+
+static struct attribute *aux_test_format_attrs[] = {
+	&format_attr_mode.attr,
+	&format_attr_words.attr,
+	&format_attr_align.attr,
+	&format_attr_burst.attr,
+	&format_attr_period.attr,
+	NULL,
+};
+
+static const struct attribute_group aux_test_format_group = {
+	.name = "format",
+	.attrs = aux_test_format_attrs,
+};
+
+static const struct attribute_group *aux_test_attr_groups[] = {
+	&aux_test_format_group,
+	NULL,
+};
+
 static struct aux_test_pmu aux_test_pmus[] = {
 	{ .name = "test_aux_none" },
 	{ .name = "test_aux_large",
@@ -260,6 +628,7 @@ static int __init test_aux_pmu_init(void)
 		pmu->module = THIS_MODULE;
 		pmu->task_ctx_nr = perf_sw_context;
 		pmu->capabilities |= PERF_PMU_CAP_EXCLUSIVE | PERF_PMU_CAP_ITRACE;
+		pmu->attr_groups = aux_test_attr_groups;
 		pmu->event_init = aux_test_event_init;
 		pmu->add = aux_test_add;
 		pmu->del = aux_test_del;

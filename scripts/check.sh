@@ -8,7 +8,9 @@
 #  3. the main job on stock Debian 6.12 (the negative control), with the
 #     outcome each suite must give there;
 #  4. each kernel mutant under scripts/mutants/: the suite written for the
-#     rule it breaks must fail.
+#     rule it breaks must fail;
+#  5. each mutant of the synthetic AUX PMU (scripts/mutants/test_aux_pmu):
+#     the trace integrity or wrap kselftests must fail.
 # Each expectation is one check; the last line counts them.
 
 set -uo pipefail
@@ -79,6 +81,18 @@ reference_run()
 	# the 1 GiB guest can hold (KUnit covers the 64K granules).
 	expect "$res" perf_aux.pagesize_test --no-failure \
 		--min-passed "$([ "$1" = arm64-64k ] && echo 2 || echo 5)"
+	trace_expectations "$1"
+}
+
+# Trace written through the AUX mapping arrives intact on every kernel,
+# large mapping or not; SPE and TRBE are not there to test.
+trace_expectations()
+{
+	# 64K: a PMD buffer is 512 MiB, more than the guest can spare.
+	expect "$res" perf_aux.integrity_test --no-failure \
+		--min-passed "$([ "$1" = arm64-64k ] && echo 12 || echo 20)"
+	expect "$res" perf_aux.wrap_test --min-passed 6 --no-failure
+	expect "$res" perf_aux.hw_trace_test --no-failure --min-skipped 2
 }
 
 reference_variants()
@@ -109,6 +123,7 @@ stock_runs()
 	run_job stock arm64-4k default
 	expect "$res" perf_aux_alloc --min-passed 30 --no-failure
 	expect "$res" perf_aux.map_test --min-passed 30 --no-failure
+	trace_expectations arm64-4k
 	for suite in vmap_granule perf_aux.pagesize_test; do
 		expect "$res" "$suite" --no-failure --min-skipped 1 \
 			--skip-reason "vmap() maps base pages only"
@@ -146,6 +161,41 @@ run_mutants()
 	done
 }
 
+# run_module_mutants DIR: every patch of the synthetic AUX PMU in DIR makes
+# the trace integrity or wrap kselftests fail.
+run_module_mutants()
+{
+	local dir=$1 target=arm64-4k m name res log rc suite line
+
+	for m in "$dir"/*.patch; do
+		name=$(basename "$m" .patch)
+		res="$PERF_AUX_OUT/mutants/$name-$target"
+		log="$PERF_AUX_OUT/logs/mutant-$name-$target"
+		rm -rf "$res"
+		echo "mutant $name: $(sed -n 1p "$m")"
+		if ! "$PERF_AUX_ROOT/scripts/kernel-tree.sh" mutant "$m" > "$log.tree" 2>&1; then
+			cat "$log.tree"
+			verdict 1 "mutant $name applies"
+			continue
+		fi
+		rc=0
+		"$PERF_AUX_ROOT/scripts/kunit.sh" mutant "$target" default \
+			"$log-kunit.log" > /dev/null 2>&1 || rc=$?
+		if [ "$rc" -gt 1 ]; then
+			verdict 1 "mutant $name builds"
+			continue
+		fi
+		"$PERF_AUX_ROOT/scripts/kselftest.sh" mutant "$target" default \
+			"$log-kselftest.log" > /dev/null 2>&1 || true
+		$RESULTS kselftest "$log-kselftest.log" "$res"
+		for suite in integrity_test wrap_test; do
+			line=$($RESULTS expect "$res" "perf_aux.$suite" --failure) &&
+				break
+		done
+		verdict $? "$name-$target: $line"
+	done
+}
+
 main()
 {
 	mkdir -p "$PERF_AUX_OUT/logs"
@@ -163,6 +213,8 @@ main()
 		"$PERF_AUX_ROOT/scripts/mutants/aux_alloc" perf_aux_alloc default
 	stage "vmap granule mutants" run_mutants \
 		"$PERF_AUX_ROOT/scripts/mutants/vmap_granule" vmap_granule strict
+	stage "synthetic AUX PMU mutants" run_module_mutants \
+		"$PERF_AUX_ROOT/scripts/mutants/test_aux_pmu"
 	stage "reference kernel, other targets" reference_targets
 	python3 "$PERF_AUX_ROOT/scripts/results.py" bench \
 		"$PERF_AUX_OUT/results/stock-arm64-4k" \

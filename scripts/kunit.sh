@@ -4,8 +4,8 @@
 # Builds the kernel of tree NAME for TARGET with the tree's own kunit.py and
 # runs the KUnit suites at boot under QEMU.  The same build serves the
 # kselftest boot (scripts/kselftest.sh): the kunitconfig is the suites'
-# .kunitconfig files plus scripts/config/boot.config and the target's page
-# size.  The console log, KTAP included, is copied to LOG.
+# .kunitconfig files plus scripts/config/boot.config and the target's and
+# variant's fragments.  The console log, KTAP included, is copied to LOG.
 #
 # Usage: scripts/kunit.sh NAME TARGET VARIANT LOG [KERNEL_ARG...]
 # Exit: 0 all passed, 1 some test failed or crashed, 2 build error.
@@ -35,6 +35,18 @@ kunit_exec()
 	return "$rc"
 }
 
+# The kernels lava-jobs/ boot also take what LAVA's overlay disk needs:
+# the reference build of arm64-4k and arm64-16k that the default and the
+# boot-parameter variants share.
+lava_config()
+{
+	[ -z "$(variant_config "$3")" ] || return 0
+	case "$1/$2" in
+	reference/arm64-4k | reference/arm64-16k)
+		echo "$PERF_AUX_ROOT/scripts/config/lava.config" ;;
+	esac
+}
+
 main()
 {
 	local name=$1 target=$2 variant=$3 log=$4 tree arch cross build rc=0
@@ -52,6 +64,7 @@ main()
 	for c in "$PERF_AUX_ROOT"/lib/tests/.kunitconfig \
 		 "$PERF_AUX_ROOT"/mm/tests/.kunitconfig \
 		 "$PERF_AUX_ROOT/scripts/config/boot.config" \
+		 $(lava_config "$name" "$target" "$variant") \
 		 "$PERF_AUX_ROOT/scripts/config/$target.config" \
 		 $(variant_config "$variant"); do
 		[ -f "$c" ] && configs+=("--kunitconfig=$c")

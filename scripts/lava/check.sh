@@ -122,7 +122,7 @@ lava_run()
 	local dir=$WORK/qemu-arm64-$1 missing initrd repo start rc=0
 
 	missing=$(kernel_ready "$build") || {
-		echo "ok - lava: $tag # SKIP kernel has no $missing (scripts/config/arm64.config, rebuild arm64-$pages)"
+		echo "ok - lava: $tag # SKIP kernel has no $missing (scripts/config/lava.config, rebuild arm64-$pages)"
 		return
 	}
 	if ! ls "$results"/*.ktap > /dev/null 2>&1; then

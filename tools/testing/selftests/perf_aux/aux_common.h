@@ -25,6 +25,7 @@
 /* Constant skip reasons: they end up in result names. */
 #define NO_TEST_PMU "no synthetic AUX PMU (CONFIG_TEST_AUX_PMU)"
 #define NO_MEMORY "buffer larger than half of available memory"
+#define NO_PERFMON "CPU-wide events need CAP_PERFMON"
 
 /* The synthetic PMUs and the capability each stands for. */
 enum aux_caps { CAPS_NONE, CAPS_LARGE, CAPS_NOSG };
@@ -216,6 +217,34 @@ struct aux_buffer {
 	unsigned long long id;
 };
 
+/* Buffer sizes, resolved against the running kernel's page size. */
+enum aux_size { TWO_PAGES, SIXTEEN_PAGES, PMD_BYTES, TWICE_PMD, SIZE_64M,
+		SIZE_1G };
+
+/* PMD_SIZE: a page-table page holds page_size / 8 entries. */
+static inline unsigned long pmd_bytes(void)
+{
+	return page_size() * (page_size() / 8);
+}
+
+static inline unsigned long aux_pages(enum aux_size size)
+{
+	switch (size) {
+	case TWO_PAGES:
+		return 2;
+	case SIXTEEN_PAGES:
+		return 16;
+	case PMD_BYTES:
+		return pmd_bytes() / page_size();
+	case TWICE_PMD:
+		return 2 * pmd_bytes() / page_size();
+	case SIZE_64M:
+		return (64UL << 20) / page_size();
+	default:
+		return (1UL << 30) / page_size();
+	}
+}
+
 /* perf_event_open() of an AUX event of PMU @type on this task. */
 static inline int aux_event_open(int type, unsigned long watermark)
 {
@@ -231,8 +260,15 @@ static inline int aux_event_open(int type, unsigned long watermark)
 }
 
 /*
- * Maps a data area of 1 + 2 pages and an AUX area of @aux_pages right after
- * it, read-only in snapshot mode.  Returns 0 or -errno of the failing step.
+ * Data pages after the user page: room for a few thousand PERF_RECORD_AUX
+ * records, so a consumer that drains them between AUX reads loses none.
+ */
+#define AUX_DATA_PAGES 16
+
+/*
+ * Maps a data area of 1 + AUX_DATA_PAGES pages and an AUX area of
+ * @aux_pages right after it, read-only in snapshot mode.  Returns 0 or
+ * -errno of the failing step.
  */
 static inline int aux_buffer_map(struct aux_buffer *b, int fd,
 				 unsigned long aux_pages, bool snapshot)
@@ -242,7 +278,7 @@ static inline int aux_buffer_map(struct aux_buffer *b, int fd,
 
 	memset(b, 0, sizeof(*b));
 	b->fd = fd;
-	b->data_size = 3 * page_size();
+	b->data_size = (1 + AUX_DATA_PAGES) * page_size();
 	b->aux_size = aux_pages * page_size();
 	b->base = mmap(NULL, b->data_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       fd, 0);
@@ -273,6 +309,51 @@ static inline void aux_buffer_unmap(struct aux_buffer *b)
 	b->base = NULL;
 }
 
+/*
+ * Calls @fn(ctx, aux_offset, aux_size, flags) for each PERF_RECORD_AUX in
+ * the data area, consuming records up to the first that @fn fails.
+ * Returns the number of AUX records, -ENOSPC when the kernel lost records
+ * (PERF_RECORD_LOST), -EBADMSG for a malformed record, or what @fn
+ * returned.
+ */
+static inline int aux_records_read(struct aux_buffer *b,
+				   int (*fn)(void *ctx, __u64 off, __u64 size,
+					     __u64 flags),
+				   void *ctx)
+{
+	struct perf_event_mmap_page *up = b->base;
+	const unsigned char *data = (unsigned char *)b->base + up->data_offset;
+	__u64 head, tail = up->data_tail, *f;
+	struct perf_event_header *hdr;
+	unsigned char rec[256];
+	size_t i;
+	int n = 0, ret;
+
+	head = __atomic_load_n(&up->data_head, __ATOMIC_ACQUIRE);
+	while (tail < head) {
+		/* A record may wrap around the end of the data area. */
+		for (i = 0; i < sizeof(*hdr); i++)
+			rec[i] = data[(tail + i) % up->data_size];
+		hdr = (struct perf_event_header *)rec;
+		if (hdr->size < sizeof(*hdr) || hdr->size > sizeof(rec))
+			return -EBADMSG;
+		for (; i < hdr->size; i++)
+			rec[i] = data[(tail + i) % up->data_size];
+		f = (__u64 *)(hdr + 1);
+		if (hdr->type == PERF_RECORD_LOST)
+			return -ENOSPC;
+		if (hdr->type == PERF_RECORD_AUX) {
+			ret = fn(ctx, f[0], f[1], f[2]);
+			if (ret)
+				return ret;
+			n++;
+		}
+		tail += hdr->size;
+		__atomic_store_n(&up->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	return n;
+}
+
 /* Kernel log: remembers where it ended, then finds warnings after that. */
 static inline int kmsg_open_at_end(void)
 {
@@ -298,7 +379,9 @@ static inline int kmsg_warnings(int fd)
 		if (n <= 0)
 			break;
 		rec[n] = '\0';
-		if (strstr(rec, "WARNING:") || strstr(rec, "BUG:"))
+		/* SPE's report of a fault on its own buffer mapping, too. */
+		if (strstr(rec, "WARNING:") || strstr(rec, "BUG:") ||
+		    strstr(rec, "Unexpected buffer fault"))
 			warnings++;
 	}
 	return warnings;

@@ -14,34 +14,6 @@
 
 #define MAX_CHUNKS 4096
 
-/* Buffer sizes, resolved against the running kernel's page size. */
-enum aux_size { TWO_PAGES, SIXTEEN_PAGES, PMD_BYTES, TWICE_PMD, SIZE_64M,
-		SIZE_1G };
-
-/* PMD_SIZE: a page-table page holds page_size / 8 entries. */
-static unsigned long pmd_bytes(void)
-{
-	return page_size() * (page_size() / 8);
-}
-
-static unsigned long aux_pages(enum aux_size size)
-{
-	switch (size) {
-	case TWO_PAGES:
-		return 2;
-	case SIXTEEN_PAGES:
-		return 16;
-	case PMD_BYTES:
-		return pmd_bytes() / page_size();
-	case TWICE_PMD:
-		return 2 * pmd_bytes() / page_size();
-	case SIZE_64M:
-		return (64UL << 20) / page_size();
-	default:
-		return (1UL << 30) / page_size();
-	}
-}
-
 FIXTURE(aux_map) {
 	int fd;
 	int kmsg;

@@ -23,11 +23,6 @@ static const char * const ptdump_paths[] = {
 	"/sys/kernel/debug/page_tables/kernel",		/* x86 */
 };
 
-static unsigned long pmd_bytes(void)
-{
-	return page_size() * (page_size() / 8);
-}
-
 /* Finds the vmap made by @caller of @size bytes; its start, or 0. */
 static unsigned long vmallocinfo_find(const char *caller, unsigned long size)
 {

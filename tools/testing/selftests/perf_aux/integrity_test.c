@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Trace integrity through the AUX buffer's kernel mapping.
+ *
+ * The synthetic AUX PMUs of lib/test_aux_pmu.c generate trace from a timer
+ * interrupt and write it through their own vmap() of the AUX pages, the
+ * mapping large chunks let the kernel build from PMD blocks or cont-PTEs.
+ * Every byte a PERF_RECORD_AUX covers must read back exactly as generated
+ * and in order, whatever the granules; sequence numbers may jump only after
+ * a record flagged TRUNCATED, PARTIAL or COLLISION, and never go back.
+ * Each buffer is consumed through at least four wraps.
+ */
+#include "../kselftest_harness.h"
+#include "aux_trace.h"
+
+FIXTURE(integrity) {
+	struct trace_consumer tc;
+	int kmsg;
+};
+
+FIXTURE_VARIANT(integrity) {
+	enum aux_caps caps;
+	enum gen_mode mode;
+	enum aux_size size;
+	unsigned int words;
+	unsigned int align_log2;
+};
+
+/* clang-format off */
+FIXTURE_VARIANT_ADD(integrity, none_spe_2p) {
+	.caps = CAPS_NONE, .mode = GEN_SPE, .size = TWO_PAGES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, none_spe_16p) {
+	.caps = CAPS_NONE, .mode = GEN_SPE, .size = SIXTEEN_PAGES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, none_spe_pmd) {
+	.caps = CAPS_NONE, .mode = GEN_SPE, .size = PMD_BYTES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, none_trbe_2p) {
+	.caps = CAPS_NONE, .mode = GEN_TRBE, .size = TWO_PAGES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, none_trbe_16p) {
+	.caps = CAPS_NONE, .mode = GEN_TRBE, .size = SIXTEEN_PAGES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, none_trbe_pmd) {
+	.caps = CAPS_NONE, .mode = GEN_TRBE, .size = PMD_BYTES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, large_spe_2p) {
+	.caps = CAPS_LARGE, .mode = GEN_SPE, .size = TWO_PAGES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, large_spe_16p) {
+	.caps = CAPS_LARGE, .mode = GEN_SPE, .size = SIXTEEN_PAGES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, large_spe_pmd) {
+	.caps = CAPS_LARGE, .mode = GEN_SPE, .size = PMD_BYTES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, large_spe_2pmd) {
+	.caps = CAPS_LARGE, .mode = GEN_SPE, .size = TWICE_PMD,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, large_trbe_2p) {
+	.caps = CAPS_LARGE, .mode = GEN_TRBE, .size = TWO_PAGES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, large_trbe_16p) {
+	.caps = CAPS_LARGE, .mode = GEN_TRBE, .size = SIXTEEN_PAGES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, large_trbe_pmd) {
+	.caps = CAPS_LARGE, .mode = GEN_TRBE, .size = PMD_BYTES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, large_trbe_2pmd) {
+	.caps = CAPS_LARGE, .mode = GEN_TRBE, .size = TWICE_PMD,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, nosg_spe_2p) {
+	.caps = CAPS_NOSG, .mode = GEN_SPE, .size = TWO_PAGES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, nosg_spe_16p) {
+	.caps = CAPS_NOSG, .mode = GEN_SPE, .size = SIXTEEN_PAGES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, nosg_spe_pmd) {
+	.caps = CAPS_NOSG, .mode = GEN_SPE, .size = PMD_BYTES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, nosg_trbe_2p) {
+	.caps = CAPS_NOSG, .mode = GEN_TRBE, .size = TWO_PAGES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, nosg_trbe_16p) {
+	.caps = CAPS_NOSG, .mode = GEN_TRBE, .size = SIXTEEN_PAGES,
+	.words = 6, .align_log2 = 6,
+};
+
+FIXTURE_VARIANT_ADD(integrity, nosg_trbe_pmd) {
+	.caps = CAPS_NOSG, .mode = GEN_TRBE, .size = PMD_BYTES,
+	.words = 6, .align_log2 = 6,
+};
+
+/* Shortest SPE-like records behind the largest alignment SPE allows. */
+FIXTURE_VARIANT_ADD(integrity, large_spe_pmd_align2k) {
+	.caps = CAPS_LARGE, .mode = GEN_SPE, .size = PMD_BYTES,
+	.words = 0, .align_log2 = 11,
+};
+
+/* Longest records: 2313 bytes, across page and cont-PTE boundaries. */
+FIXTURE_VARIANT_ADD(integrity, large_spe_pmd_words255) {
+	.caps = CAPS_LARGE, .mode = GEN_SPE, .size = PMD_BYTES,
+	.words = 255, .align_log2 = 0,
+};
+
+/* clang-format on */
+
+FIXTURE_SETUP(integrity)
+{
+	unsigned long pages = aux_pages(variant->size);
+	size_t bytes = pages * page_size(), tick = bytes / 4;
+	struct gen_config cfg = {
+		.mode = variant->mode,
+		.words = variant->words,
+		.align_log2 = variant->align_log2,
+		.period_ns = 500000,
+	};
+	int ret;
+
+	self->kmsg = -1;
+	self->tc.b.fd = -1;
+	if (pmu_type(aux_pmu_names[variant->caps]) < 0)
+		SKIP(return, NO_TEST_PMU);
+	if (bytes / 1024 > mem_available_kb() / 2)
+		SKIP(return, NO_MEMORY);
+	if (!cpu_events_allowed())
+		SKIP(return, NO_PERFMON);
+	/*
+	 * A quarter of the buffer per tick, at most 256 KiB of interrupt:
+	 * without high-resolution timers a tick is a jiffy.
+	 */
+	if (tick > 256 << 10)
+		tick = 256 << 10;
+	cfg.burst = tick / gen_record_bytes(&cfg) ?: 1;
+	self->kmsg = kmsg_open_at_end();
+	ret = trace_open(&self->tc, variant->caps, &cfg, pages, false,
+			 trace_pick_cpus());
+	ASSERT_EQ(0, ret)
+	{
+		TH_LOG("opening and mapping the generator: %s", strerror(-ret));
+	}
+}
+
+FIXTURE_TEARDOWN(integrity)
+{
+	trace_close(&self->tc);
+	EXPECT_EQ(0, kmsg_warnings(self->kmsg));
+	if (self->kmsg >= 0)
+		close(self->kmsg);
+}
+
+TEST_F_TIMEOUT(integrity, bytes_in_order, 180)
+{
+	struct trace_consumer *tc = &self->tc;
+	uint64_t count;
+	int ret;
+
+	ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
+	ret = trace_consume(tc, 0, 4, 120);
+	ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0);
+	/* What was written before the disable must check out as well. */
+	if (!ret)
+		ret = trace_drain(tc);
+	count = trace_count(tc);
+	TH_LOG("%llu bytes checked: %llu records, %llu wraps",
+	       (unsigned long long)tc->bytes, (unsigned long long)tc->records,
+	       (unsigned long long)tc->wraps);
+	TH_LOG("%llu truncated, %llu lost, %llu generated",
+	       (unsigned long long)tc->truncated, (unsigned long long)tc->lost,
+	       (unsigned long long)count);
+	ASSERT_EQ(0, ret)
+	{
+		TH_LOG("%s", tc->err);
+	}
+	EXPECT_LE(4, tc->wraps);
+	/* Nothing checked that was not generated. */
+	if (variant->mode == GEN_TRBE)
+		count *= tc->rec;
+	EXPECT_LE(variant->mode == GEN_SPE ? tc->seq : tc->pos, count);
+}
+
+TEST_HARNESS_MAIN

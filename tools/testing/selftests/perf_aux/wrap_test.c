@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Wrap handling of AUX trace written through a large mapping.
+ *
+ * The synthetic PMU's generator (lib/test_aux_pmu.c) behaves like SPE
+ * (records, zero padding, limit behind aux_tail) or TRBE (a raw byte
+ * stream filling up to the buffer end); these tests drive the buffer round
+ * many times and check what perf promises about it:
+ *  - a consumer that keeps up loses nothing over 1000 wraps, and every
+ *    PERF_RECORD_AUX is contiguous with the last and inside the buffer;
+ *  - a consumer that stalls gets a TRUNCATED record, a gap only there, and
+ *    trace again once it has caught up;
+ *  - a snapshot (overwrite) buffer holds the newest trace, up to aux_head,
+ *    and its records carry OVERWRITE.
+ */
+#include "../kselftest_harness.h"
+#include "aux_trace.h"
+
+FIXTURE(wrap) {
+	struct trace_consumer tc;
+	int kmsg;
+	int cpu;
+};
+
+FIXTURE_VARIANT(wrap) {
+	enum gen_mode mode;
+};
+
+/* clang-format off */
+FIXTURE_VARIANT_ADD(wrap, spe) {
+	.mode = GEN_SPE,
+};
+
+FIXTURE_VARIANT_ADD(wrap, trbe) {
+	.mode = GEN_TRBE,
+};
+
+/* clang-format on */
+
+FIXTURE_SETUP(wrap)
+{
+	self->tc.b.fd = -1;
+	self->kmsg = -1;
+	if (pmu_type(aux_pmu_names[CAPS_LARGE]) < 0)
+		SKIP(return, NO_TEST_PMU);
+	if (!cpu_events_allowed())
+		SKIP(return, NO_PERFMON);
+	self->kmsg = kmsg_open_at_end();
+	self->cpu = trace_pick_cpus();
+}
+
+FIXTURE_TEARDOWN(wrap)
+{
+	trace_close(&self->tc);
+	EXPECT_EQ(0, kmsg_warnings(self->kmsg));
+	if (self->kmsg >= 0)
+		close(self->kmsg);
+}
+
+/*
+ * Opens the generator on a buffer of @pages with a tick of 1/@parts of
+ * it, every @period_ns.
+ */
+static int wrap_open(struct trace_consumer *tc, enum gen_mode mode,
+		     unsigned long pages, bool snapshot, unsigned int parts,
+		     unsigned long long period_ns, int cpu)
+{
+	struct gen_config cfg = {
+		.mode = mode, .words = 6, .align_log2 = 6,
+		.period_ns = period_ns,
+	};
+
+	cfg.burst = pages * page_size() / parts / gen_record_bytes(&cfg) ?: 1;
+	return trace_open(tc, CAPS_LARGE, &cfg, pages, snapshot, cpu);
+}
+
+static void wrap_log(struct __test_metadata *_metadata,
+		     struct trace_consumer *tc, double secs)
+{
+	TH_LOG("%llu bytes checked in %.1f s: %llu records, %llu wraps",
+	       (unsigned long long)tc->bytes, secs,
+	       (unsigned long long)tc->records, (unsigned long long)tc->wraps);
+	TH_LOG("%llu AUX records, %llu truncated, %llu gaps, %llu lost",
+	       (unsigned long long)tc->aux_records,
+	       (unsigned long long)tc->truncated, (unsigned long long)tc->gaps,
+	       (unsigned long long)tc->lost);
+}
+
+/*
+ * 64 KiB, at least two pages, a quarter per tick: 4000 ticks, which without
+ * high-resolution timers are jiffies.
+ */
+static unsigned long wrap_pages(void)
+{
+	unsigned long pages = (64UL << 10) / page_size();
+
+	return pages < 2 ? 2 : pages;
+}
+
+TEST_F_TIMEOUT(wrap, keep_up_1000_wraps, 300)
+{
+	struct trace_consumer *tc = &self->tc;
+	double start;
+	int ret;
+
+	ret = wrap_open(tc, variant->mode, wrap_pages(), false, 4, 200000,
+			self->cpu);
+	ASSERT_EQ(0, ret);
+	start = now_s();
+	ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
+	ret = trace_consume(tc, 0, 1000, 240);
+	ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (!ret)
+		ret = trace_drain(tc);
+	wrap_log(_metadata, tc, now_s() - start);
+	ASSERT_EQ(0, ret)
+	{
+		TH_LOG("%s", tc->err);
+	}
+	EXPECT_LE(1000, tc->wraps);
+	EXPECT_EQ(0, tc->truncated);
+	EXPECT_EQ(0, tc->gaps);
+	EXPECT_EQ(0, tc->lost);
+}
+
+TEST_F_TIMEOUT(wrap, stalled_consumer_truncated_then_resumed, 120)
+{
+	struct trace_consumer *tc = &self->tc;
+	uint64_t records, bytes;
+	double start = now_s();
+	int ret;
+
+	ret = wrap_open(tc, variant->mode, aux_pages(SIXTEEN_PAGES), false, 8,
+			500000, self->cpu);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
+	/* Stay away until more was generated than the buffer holds. */
+	while (trace_count(tc) * tc->rec <= tc->size && now_s() - start < 30)
+		usleep(10000);
+	ret = trace_drain(tc);
+	ASSERT_EQ(0, ret)
+	{
+		TH_LOG("%s", tc->err);
+	}
+	ASSERT_LE(1, tc->truncated)
+	{
+		wrap_log(_metadata, tc, now_s() - start);
+	}
+	/* Caught up: trace_consume() enables the event again. */
+	records = tc->records;
+	bytes = tc->bytes;
+	ret = trace_consume(tc, bytes + 2 * tc->size, 0, 60);
+	ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (!ret)
+		ret = trace_drain(tc);
+	wrap_log(_metadata, tc, now_s() - start);
+	ASSERT_EQ(0, ret)
+	{
+		TH_LOG("%s", tc->err);
+	}
+	EXPECT_LE(1, tc->gaps);
+	EXPECT_LT(0, tc->lost);
+	EXPECT_LT(records, tc->records);
+}
+
+TEST_F_TIMEOUT(wrap, snapshot_newest_data, 120)
+{
+	struct trace_consumer *tc = &self->tc;
+	uint64_t count = 0, head;
+	double start = now_s();
+	long newest;
+	int ret;
+
+	ret = wrap_open(tc, variant->mode, aux_pages(SIXTEEN_PAGES), true, 8,
+			500000, self->cpu);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
+	/* Overwrite the buffer three times over. */
+	while (count * tc->rec < 3 * tc->size && now_s() - start < 60) {
+		usleep(10000);
+		count = trace_count(tc);
+	}
+	ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0));
+	count = trace_count(tc);
+	ret = trace_drain(tc);
+	ASSERT_EQ(0, ret)
+	{
+		TH_LOG("%s", tc->err);
+	}
+	ASSERT_LE(3 * tc->size, count * tc->rec);
+	ASSERT_LT(0, tc->aux_records);
+	ASSERT_TRUE(tc->flags_seen & PERF_AUX_FLAG_OVERWRITE);
+	head = __atomic_load_n(&trace_user_page(tc)->aux_head, __ATOMIC_ACQUIRE);
+	ASSERT_GT(tc->size, head);
+	if (variant->mode == GEN_SPE)
+		newest = trace_check_snapshot_records(tc, head, count);
+	else
+		newest = trace_check_snapshot_stream(tc, head, count);
+	TH_LOG("%llu records generated, %llu AUX records, newest %ld bytes intact",
+	       (unsigned long long)count, (unsigned long long)tc->aux_records,
+	       newest);
+	ASSERT_LE(0, newest)
+	{
+		TH_LOG("%s", tc->err);
+	}
+	/* At worst the head just moved to a fresh half of the buffer. */
+	EXPECT_LE(tc->size / 2 - tc->rec, newest);
+}
+
+TEST_HARNESS_MAIN
