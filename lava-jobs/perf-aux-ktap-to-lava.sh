@@ -276,7 +276,7 @@ cmd_ktap()
 
 cmd_kunit()
 {
-	local dir=$1 suite
+	local dir=$1 suite tmp
 
 	[ $# -ge 2 ] || usage
 	shift
@@ -285,13 +285,17 @@ cmd_kunit()
 	   ! grep -q ' /sys/kernel/debug debugfs ' /proc/mounts 2>/dev/null; then
 		mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 	fi
+	tmp=$(mktemp -d)
 	for suite in "$@"; do
-		if [ -s "$dir/$suite/results" ]; then
-			report "$suite" "" < "$dir/$suite/results"
+		# debugfs files have no size: read, then look.
+		cat "$dir/$suite/results" > "$tmp/ktap" 2>/dev/null
+		if [ -s "$tmp/ktap" ]; then
+			report "$suite" "" < "$tmp/ktap"
 		else
 			missing "$suite" "no KUnit results in $dir/$suite (suite not built in, or kunit.enable=0?)"
 		fi
 	done
+	rm -rf "$tmp"
 }
 
 # run_one DIR BINARY TMP: runs one perf_aux kselftest with the kselftest
@@ -301,9 +305,17 @@ run_one()
 {
 	local dir=$1 bin=$2 tmp=$3 verdict
 
-	(cd "$dir" && ./run_kselftest.sh -t "perf_aux:$bin") > "$tmp/out" 2>&1
-	verdict=$(awk -v bin="$bin" '
-		$0 ~ "^(not ok|ok) [0-9]+ selftests: perf_aux: " bin "( |$)" {
+	# Through a pipe: the runner reopens /dev/stdout for appending, which
+	# on a plain file would write over what went through the first open.
+	(cd "$dir" && ./run_kselftest.sh -t "perf_aux:$bin") 2>&1 | cat > "$tmp/out"
+	# (busybox awk binds == looser than concatenation: whole strings only)
+	verdict=$(awk -v hdr="selftests: perf_aux: $bin" '
+		/^(not ok|ok) [0-9]+ / {
+			line = $0
+			sub(/^(not ok|ok) [0-9]+ /, "", line)
+			sub(/ *#.*/, "", line)
+			if (line != hdr)
+				next
 			if ($0 ~ /^not ok/)
 				print "fail"
 			else if ($0 ~ /# *[Ss][Kk][Ii][Pp]/)
@@ -312,8 +324,8 @@ run_one()
 				print "pass"
 			exit
 		}' "$tmp/out")
-	awk -v bin="$bin" '
-		$0 == "# selftests: perf_aux: " bin { on = 1; next }
+	awk -v hdr="# selftests: perf_aux: $bin" '
+		$0 == hdr { on = 1; next }
 		on && /^(not ok|ok) [0-9]+ selftests: / { exit }
 		on && /^# / { print substr($0, 3) }
 		on && $0 == "#" { print "" }' "$tmp/out" > "$tmp/ktap"

@@ -280,7 +280,8 @@ class ConverterTest(unittest.TestCase):
 
 
 # The kselftest runner's output for one binary, as 6.12's runner.sh
-# prints it (the binary's KTAP behind "# ").
+# prints it (the binary's KTAP behind "# ", written through a second open
+# of /dev/stdout).
 RUNNER = '''#!/bin/sh
 # Stand-in for run_kselftest.sh -t perf_aux:BIN
 bin=${2#perf_aux:}
@@ -294,7 +295,8 @@ if [ ! -e "perf_aux/$bin" ]; then
 fi
 (cd perf_aux && ./$bin) > /tmp/out.$$ 2>&1
 rc=$?
-sed 's/^/# /' /tmp/out.$$
+# As runner.sh does (4>>"$logfile", logfile=/dev/stdout): a second open.
+sed 's/^/# /' /tmp/out.$$ >> /dev/stdout
 rm -f /tmp/out.$$
 case $rc in
 0) echo "ok 1 selftests: perf_aux: $bin" ;;
