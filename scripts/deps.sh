@@ -20,8 +20,10 @@ COMMON="linux-source-6.12 bc bison flex libelf-dev libssl-dev ccache cpio
 	gcc make xz-utils rsync kmod python3 gzip"
 ARM64="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm"
 X86="qemu-system-x86 busybox-static libc6-dev"
+# lava-run --validate of the board jobs looks for a TFTP directory and
+# telnet (the stand-in devices' consoles), hence tftpd-hpa and telnet.
 LAVA="lava-dispatcher lava-common python3-voluptuous python3-jinja2
-	python3-yaml git qemu-system-arm busybox-static cpio"
+	python3-yaml git qemu-system-arm busybox-static cpio tftpd-hpa telnet"
 LAVA_CACHE=$PERF_AUX_CACHE/lava
 
 missing()

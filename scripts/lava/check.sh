@@ -7,6 +7,8 @@
 #     lava-jobs/lab.example.yaml;
 #  2. lava_common.schemas accepts every job and the test definition, and
 #     rejects each broken variant (scripts/lava/lava_results.py REJECTS);
+#     the dispatcher builds the pipeline of each job it cannot run here
+#     (lava-run --validate on a stand-in device of the job's type);
 #  3. the real dispatcher (lava-run) runs the QEMU arm64-4k job on the kernel
 #     and ramdisk the pipeline built, and the cases LAVA records equal the
 #     direct run's, group by group (the 16K job too, where its kernel has
@@ -165,6 +167,49 @@ lava_run()
 	helper compare "$results" "$dir/lava.log" --tag "$tag"
 }
 
+# Each job's URLs (lab.example.yaml): the board jobs and the 16K job are
+# checked with lava-run --validate, with stand-in files for them.
+VALIDATE="qemu-arm64-16k:kernel,ramdisk
+fvp-revc-spe-trbe:bl1,fip,kernel,dtb,ramdisk
+n1sdp-spe:firmware,kernel,ramdisk
+ava-spe:kselftest_url"
+
+# lava-run --validate builds the dispatcher's whole pipeline for a job on a
+# device of the type it names (the packaged template, a stand-in device),
+# which the schema alone does not: device methods, connections, namespaces.
+validate_jobs()
+{
+	local dir=$WORK/validate line job key repo rc
+	local -a sets
+
+	rm -rf "$dir"
+	mkdir -p "$dir/files"
+	repo=$(testdefs "$dir") || {
+		verdict 1 "lava-run --validate: test definition repository"
+		return
+	}
+	while read -r line; do
+		job=${line%%:*}
+		sets=(--set "testdefs.repository=file://$repo")
+		for key in $(echo "${line#*:}" | tr , ' '); do
+			echo stand-in > "$dir/files/$job.$key"
+			sets+=(--set "jobs.$job.$key=file://$dir/files/$job.$key")
+		done
+		rc=0
+		$PY "$PERF_AUX_ROOT/lava-jobs/generate.py" --out "$dir" "${sets[@]}" \
+			"$job" > /dev/null &&
+		$HELPER device "$dir/$job.yaml" \
+			"$LAVA_CACHE/lava-server/usr/share/lava-server/device-types" \
+			"$dir/$job.device.yaml" &&
+		timeout 300 lava-run --validate --job-id "validate-$job" \
+			--output-dir "$dir/$job.out" --device "$dir/$job.device.yaml" \
+			"$dir/$job.yaml" > "$dir/$job.log" 2>&1 || rc=1
+		verdict $rc "lava-run --validate accepts $job on a $(sed -n 's/^device_type: "\(.*\)"/\1/p' "$dir/$job.yaml") device"
+		[ $rc -eq 0 ] || grep -E '"lvl": "(error|results)"' "$dir/$job.log" |
+			sed 's/^/# /' | tail -3
+	done <<< "$VALIDATE"
+}
+
 main()
 {
 	mkdir -p "$LAVA_CACHE/guestfs" "$WORK"
@@ -174,6 +219,7 @@ main()
 	helper validate "$PERF_AUX_ROOT"/lava-jobs/jobs/*.yaml \
 		"$PERF_AUX_ROOT/lava-jobs/perf-aux.yaml"
 	helper reject
+	validate_jobs
 	lava_run 4k "$BUILD_4K" "$RESULTS_4K"
 	# The 16K job runs as soon as that kernel can mount the overlay.
 	if [ $# -eq 0 ]; then

@@ -7,8 +7,9 @@
   lava_results.py reject               each reject case (a job or test
                                        definition the schema must refuse)
   lava_results.py device JOB TEMPLATES OUT
-                                       render the device dictionary of a QEMU
-                                       job from the packaged device types
+                                       render the device dictionary of a job
+                                       (qemu; fvp, n1sdp, ava stand-ins) from
+                                       the packaged device types
   lava_results.py compare RESULTS_DIR LAVA_LOG [--group G]...
                                        per group, the (name, result) pairs
                                        LAVA recorded against those of the
@@ -367,23 +368,52 @@ def reject_cases() -> List[Tuple[bool, str, List[str]]]:
 # ---------------------------------------------------------------------------
 # The device dictionary of a QEMU job, as lava-server renders it.
 
+# The lab's per-device part of each device dictionary.  Only the QEMU one
+# is used for a run; the boards' are stand-ins for lava-run --validate
+# (which checks that the commands exist, and runs none of them).
+DEVICES = {
+    'qemu': """{% extends 'qemu.jinja2' %}
+{% set mac_addr = '52:54:00:12:34:59' %}
+{% set netdevice = 'user' %}
+""",
+    'fvp': """{% extends 'fvp.jinja2' %}
+""",
+    'n1sdp': """{% extends 'n1sdp.jinja2' %}
+{% set connection_list = ['uart0', 'uart1'] %}
+{% set connection_commands = {'uart0': 'telnet localhost 10001',
+                              'uart1': 'telnet localhost 10002'} %}
+{% set connection_tags = {'uart0': ['primary', 'telnet'],
+                          'uart1': ['telnet']} %}
+{% set power_on_command = '/bin/true' %}
+{% set power_off_command = '/bin/true' %}
+{% set hard_reset_command = '/bin/true' %}
+{% set flasher_deploy_commands = ['/bin/true'] %}
+""",
+    'ava': """{% extends 'ava.jinja2' %}
+{% set connection_command = 'telnet localhost 10003' %}
+{% set power_on_command = '/bin/true' %}
+{% set power_off_command = '/bin/true' %}
+{% set hard_reset_command = '/bin/true' %}
+""",
+}
+
+
 def render_device(job_path: str, templates: str, out: str) -> None:
     import jinja2
     from jinja2.sandbox import SandboxedEnvironment
     from lava_common.schemas.device import validate as validate_device
     with open(job_path) as f:
         job = yaml.safe_load(f)
+    kind = job['device_type']
     devices = os.path.join(os.path.dirname(os.path.abspath(out)), 'devices')
     os.makedirs(devices, exist_ok=True)
-    # The lab's per-device part: which device type, its MAC and network.
-    with open(os.path.join(devices, 'perf-aux-qemu01.jinja2'), 'w') as f:
-        f.write("{% extends 'qemu.jinja2' %}\n"
-                "{% set mac_addr = '52:54:00:12:34:59' %}\n"
-                "{% set netdevice = 'user' %}\n")
+    with open(os.path.join(devices, f'perf-aux-{kind}01.jinja2'), 'w') as f:
+        f.write(DEVICES[kind])
+    # As lava-server renders a device dictionary, with the job's context.
     env = SandboxedEnvironment(
         loader=jinja2.FileSystemLoader([devices, templates]),
         trim_blocks=True, autoescape=False)
-    text = env.get_template('perf-aux-qemu01.jinja2').render(
+    text = env.get_template(f'perf-aux-{kind}01.jinja2').render(
         **job.get('context', {}))
     device = yaml.safe_load(text)
     validate_device(device)
