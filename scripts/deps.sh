@@ -85,7 +85,7 @@ deb_unpack()
 
 	[ -d "$dir" ] && return
 	mkdir -p "$LAVA_CACHE/debs"
-	deb=$(ls "$LAVA_CACHE/debs/${pkg}"_*.deb 2>/dev/null | head -1)
+	deb=$(ls "$LAVA_CACHE/debs/${pkg}"_*.deb 2>/dev/null | head -1) || true
 	if [ -z "$deb" ]; then
 		apt_update
 		# _apt cannot write to the cache: the download runs as root.

@@ -133,7 +133,9 @@ lava_run()
 	fi
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	# Copies: a build running meanwhile must not change them under LAVA.
+	# Copies, taken together: a make run meanwhile rebuilds the kernel and
+	# empties the results directory.
+	mkdir "$dir/direct" && cp "$results"/*.ktap "$dir/direct/" &&
 	cp "$build/arch/arm64/boot/Image.gz" "$dir/Image.gz" &&
 	initrd=$(ramdisk "$build" "$dir") && repo=$(testdefs "$dir") || {
 		verdict 1 "$tag: ramdisk and test definition repository"
@@ -164,7 +166,36 @@ lava_run()
 		"$dir/qemu-arm64-$pages.yaml" > "$dir/lava-run.out" \
 		2> "$dir/lava.log" || rc=$?
 	echo "# $tag: exit $rc, $(($(date +%s) - start)) s, log $dir/lava.log"
-	helper compare "$results" "$dir/lava.log" --tag "$tag"
+	helper compare "$dir/direct" "$dir/lava.log" --tag "$tag"
+}
+
+# The FVP job's device tree: lava-jobs/fvp/perf-aux-trbe.dtso applied to
+# the tree's own fvp-base-revc.dts gives a CPU's ETE per CPU, the TRBE and
+# the SPE node.  (The kernel build's dtc and cpp only: no make.)
+check_fvp_dt()
+{
+	local tree=$BUILD_4K/.. dtc=$BUILD_4K/scripts/dtc tmp rc=0 got cpus
+
+	tmp=$(mktemp -d)
+	cpp -nostdinc -I "$tree/include" -I "$tree/arch/arm64/boot/dts" \
+		-I "$tree/scripts/dtc/include-prefixes" -undef -D__DTS__ \
+		-x assembler-with-cpp "$tree/arch/arm64/boot/dts/arm/fvp-base-revc.dts" \
+		-o "$tmp/base.dts" 2> "$tmp/err" &&
+	"$dtc/dtc" -@ -q -I dts -O dtb -o "$tmp/base.dtb" "$tmp/base.dts" &&
+	"$dtc/dtc" -@ -q -I dts -O dtb -o "$tmp/trbe.dtbo" \
+		"$PERF_AUX_ROOT/lava-jobs/fvp/perf-aux-trbe.dtso" &&
+	"$dtc/fdtoverlay" -i "$tmp/base.dtb" -o "$tmp/out.dtb" "$tmp/trbe.dtbo" &&
+	"$dtc/dtc" -q -I dtb -O dts -o "$tmp/out.dts" "$tmp/out.dtb" 2>> "$tmp/err" || rc=1
+	if [ $rc -eq 0 ]; then
+		cpus=$(grep -c '^		cpu@' "$tmp/out.dts")
+		got="$(grep -c '"arm,embedded-trace-extension"' "$tmp/out.dts") ETE,"
+		got="$got $(grep -c '"arm,trace-buffer-extension"' "$tmp/out.dts") TRBE,"
+		got="$got $(grep -c '"arm,statistical-profiling-extension-v1"' "$tmp/out.dts") SPE"
+		[ "$got" = "$cpus ETE, 1 TRBE, 1 SPE" ] || rc=1
+	fi
+	verdict $rc "fvp-base-revc.dts + lava-jobs/fvp/perf-aux-trbe.dtso: ${got:-no tree} for ${cpus:-?} CPUs"
+	[ $rc -eq 0 ] || sed 's/^/# /' "$tmp/err" | head -5
+	rm -rf "$tmp"
 }
 
 # Each job's URLs (lab.example.yaml): the board jobs and the 16K job are
@@ -220,6 +251,7 @@ main()
 		"$PERF_AUX_ROOT/lava-jobs/perf-aux.yaml"
 	helper reject
 	validate_jobs
+	check_fvp_dt
 	lava_run 4k "$BUILD_4K" "$RESULTS_4K"
 	# The 16K job runs as soon as that kernel can mount the overlay.
 	if [ $# -eq 0 ]; then
