@@ -26,6 +26,9 @@
 #
 # Outside LAVA (no lava-test-case on PATH) it prints "name result
 # [measurement]" lines instead.
+#
+# POSIX sh has no "local": the functions share their variables, and none
+# recurses or relies on a caller's value surviving a call.
 
 # A diagnostic line giving the translation entries of a case's vmap, e.g.
 # "# pagesize_test.c:204:vmap_in_vmallocinfo:entries 8 for 1024 pages (...)":
@@ -240,8 +243,6 @@ ktap_cases()
 # report GROUP VERDICT < KTAP
 report()
 {
-	local group
-
 	group=$(clean "$1")
 	set_start "$group"
 	ktap_cases "$group" "$2" | while read -r res name meas; do
@@ -253,8 +254,6 @@ report()
 # missing GROUP WHY: the group's explicit failure.
 missing()
 {
-	local group
-
 	group=$(clean "$1")
 	echo "perf_aux: $group: $2" >&2
 	set_start "$group"
@@ -276,9 +275,8 @@ cmd_ktap()
 
 cmd_kunit()
 {
-	local dir=$1 suite tmp
-
 	[ $# -ge 2 ] || usage
+	dir=$1
 	shift
 	# On a full root file system debugfs may not be mounted yet.
 	if [ ! -d "$dir" ] && [ -d /sys/kernel/debug ] &&
@@ -303,8 +301,7 @@ cmd_kunit()
 # the binary's own KTAP, which the runner prefixes with "# ".
 run_one()
 {
-	local dir=$1 bin=$2 tmp=$3 verdict
-
+	dir=$1 bin=$2 tmp=$3
 	# Through a pipe: the runner reopens /dev/stdout for appending, which
 	# on a plain file would write over what went through the first open.
 	(cd "$dir" && ./run_kselftest.sh -t "perf_aux:$bin") 2>&1 | cat > "$tmp/out"
@@ -339,9 +336,8 @@ run_one()
 
 cmd_kselftest()
 {
-	local dir=$1 tmp bins bin
-
 	[ $# -ge 1 ] || usage
+	dir=$1
 	shift
 	bins=$(sed -n 's/^perf_aux://p' "$dir/kselftest-list.txt" 2>/dev/null)
 	set_start kselftest

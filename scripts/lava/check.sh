@@ -16,8 +16,10 @@
 # Exit 0 iff no "not ok".  Installs what it needs (scripts/deps.sh lava).
 #
 # Usage: scripts/lava/check.sh [BUILD_DIR [RESULTS_DIR]]
-#   BUILD_DIR    the arm64-4k build (Image.gz, initramfs.cpio.gz)
-#   RESULTS_DIR  its direct run's KTAP (scripts/results.py)
+#   BUILD_DIR    an arm64 build (Image.gz, initramfs.cpio.gz); default the
+#                reference arm64-4k, and arm64-16k too
+#   RESULTS_DIR  its direct run's KTAP (scripts/results.py); default
+#                out/results/reference-arm64-4k
 
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -170,8 +172,8 @@ lava_run()
 }
 
 # The FVP job's device tree: lava-jobs/fvp/perf-aux-trbe.dtso applied to
-# the tree's own fvp-base-revc.dts gives a CPU's ETE per CPU, the TRBE and
-# the SPE node.  (The kernel build's dtc and cpp only: no make.)
+# the tree's own fvp-base-revc.dts gives one ETE node per CPU, the TRBE
+# node and the SPE node.  (The kernel build's dtc and cpp only: no make.)
 check_fvp_dt()
 {
 	local tree=$BUILD_4K/.. dtc=$BUILD_4K/scripts/dtc tmp rc=0 got cpus
@@ -238,11 +240,15 @@ validate_jobs()
 		verdict $rc "lava-run --validate accepts $job on a $(sed -n 's/^device_type: "\(.*\)"/\1/p' "$dir/$job.yaml") device"
 		[ $rc -eq 0 ] || grep -E '"lvl": "(error|results)"' "$dir/$job.log" |
 			sed 's/^/# /' | tail -3
+		# (--validate leaves its work directory behind)
+		rm -rf "/var/lib/lava/dispatcher/tmp/validate-$job"
 	done <<< "$VALIDATE"
 }
 
 main()
 {
+	local pages
+
 	mkdir -p "$LAVA_CACHE/guestfs" "$WORK"
 	"$PERF_AUX_ROOT/scripts/deps.sh" lava > "$WORK/deps.log" 2>&1 ||
 		verdict 1 "scripts/deps.sh lava (see $WORK/deps.log)"
@@ -252,10 +258,14 @@ main()
 	helper reject
 	validate_jobs
 	check_fvp_dt
-	lava_run 4k "$BUILD_4K" "$RESULTS_4K"
-	# The 16K job runs as soon as that kernel can mount the overlay.
 	if [ $# -eq 0 ]; then
+		lava_run 4k "$BUILD_4K" "$RESULTS_4K"
+		# The 16K job runs as soon as that kernel can mount the overlay.
 		lava_run 16k "$BUILD_16K" "$RESULTS_16K"
+	else
+		# A given build: its page size from its name (.build-arm64-16k...).
+		pages=$(basename "$BUILD_4K" | sed -n 's/^\.build-arm64-\([0-9]*k\).*/\1/p')
+		lava_run "${pages:-4k}" "$BUILD_4K" "$RESULTS_4K"
 	fi
 	return $bad
 }
