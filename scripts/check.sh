@@ -104,6 +104,22 @@ reference_variants()
 	done
 }
 
+# The trust run: the whole suite under KASAN, lockdep, DEBUG_VM and
+# kmemleak passes, and none of them reports anything.
+sanitize_run()
+{
+	local run=reference-arm64-4k-sanitize logs reports
+
+	reference_run arm64-4k sanitize
+	logs="$PERF_AUX_OUT/logs/$run"
+	reports=$(cat "$logs-kunit.log" "$logs-kselftest.log" 2>/dev/null |
+		grep -E 'BUG:|WARNING:|kmemleak: [1-9][0-9]* unreferenced' | sort -u)
+	[ -z "$reports" ] || echo "$reports" | head -20
+	grep -q 'PERF_AUX: kmemleak: 0 unreferenced objects' "$logs-kselftest.log" &&
+		[ -z "$reports" ]
+	verdict $? "$run: KASAN, lockdep, DEBUG_VM, kmemleak: $(echo -n "$reports" | grep -c .) reports"
+}
+
 # Targets other than arm64-4k come last: each is a kernel build of its own.
 reference_targets()
 {
@@ -196,26 +212,66 @@ run_module_mutants()
 	done
 }
 
+# The LAVA jobs: schema validation, rejects, and a lava-run of the QEMU job
+# whose results must equal the direct run of the reference kernel.
+lava_checks()
+{
+	local line
+
+	while read -r line; do
+		case "$line" in
+		"ok - "*"# SKIP"*) skipped=$((skipped + 1)); echo "$line" ;;
+		"ok - "*) verdict 0 "${line#ok - }" ;;
+		"not ok - "*) verdict 1 "${line#not ok - }" ;;
+		*) echo "$line" ;;
+		esac
+	done < <("$PERF_AUX_ROOT/scripts/lava/check.sh" 2>&1)
+}
+
+# Stages in order; "scripts/check.sh NAME..." runs only the named ones.
+STAGES="host reference stock sanitize aux_mutants vmap_mutants module_mutants
+	lava targets"
+
+run_stage()
+{
+	local mutants=$PERF_AUX_ROOT/scripts/mutants
+
+	case "$1" in
+	host) stage "host tests" host_tests ;;
+	reference) stage "reference kernel, arm64-4k variants" reference_variants ;;
+	stock) stage "stock kernel" stock_runs ;;
+	sanitize) stage "sanitizers" sanitize_run ;;
+	aux_mutants)
+		stage "AUX allocator mutants" run_mutants \
+			"$mutants/aux_alloc" perf_aux_alloc default ;;
+	vmap_mutants)
+		stage "vmap granule mutants" run_mutants \
+			"$mutants/vmap_granule" vmap_granule strict ;;
+	module_mutants)
+		stage "synthetic AUX PMU mutants" run_module_mutants \
+			"$mutants/test_aux_pmu" ;;
+	lava) stage "LAVA jobs" lava_checks ;;
+	targets) stage "reference kernel, other targets" reference_targets ;;
+	*) die "unknown stage '$1' (one of:" $STAGES")" ;;
+	esac
+}
+
 main()
 {
+	local s
+
 	mkdir -p "$PERF_AUX_OUT/logs"
-	rm -rf "$PERF_AUX_OUT/results" "$PERF_AUX_OUT/mutants"
+	# A full run starts from nothing; a partial one keeps earlier results.
+	[ $# -gt 0 ] || rm -rf "$PERF_AUX_OUT/results" "$PERF_AUX_OUT/mutants"
 
 	# shellcheck disable=SC2086
 	stage "install packages" "$PERF_AUX_ROOT/scripts/deps.sh" \
 		$PERF_AUX_TARGETS || exit 2
 	# The host tests parse KTAP with the kernel tree's kunit_parser.
 	stage "kernel tree stock" "$PERF_AUX_ROOT/scripts/kernel-tree.sh" stock || exit 2
-	stage "host tests" host_tests
-	stage "reference kernel, arm64-4k variants" reference_variants
-	stage "stock kernel" stock_runs
-	stage "AUX allocator mutants" run_mutants \
-		"$PERF_AUX_ROOT/scripts/mutants/aux_alloc" perf_aux_alloc default
-	stage "vmap granule mutants" run_mutants \
-		"$PERF_AUX_ROOT/scripts/mutants/vmap_granule" vmap_granule strict
-	stage "synthetic AUX PMU mutants" run_module_mutants \
-		"$PERF_AUX_ROOT/scripts/mutants/test_aux_pmu"
-	stage "reference kernel, other targets" reference_targets
+	for s in ${*:-$STAGES}; do
+		run_stage "$s"
+	done
 	python3 "$PERF_AUX_ROOT/scripts/results.py" bench \
 		"$PERF_AUX_OUT/results/stock-arm64-4k" \
 		"$PERF_AUX_OUT/results/reference-arm64-4k" || true
