@@ -16,10 +16,14 @@
  *
  *   event <id> pmu <name> pages <n> snapshot <0|1> base <addr>
  *   chunks <order>x<count>,... entries <n> pmd <pages> cont <pages> pte <pages>
+ *   pmd_pages <n> cont_pages <n> map <granule><pages>,...
  *
  * (one line, split here) where the chunk orders are those rb_alloc_aux()
  * reported in page_private() and the granules come from a walk of the
- * kernel page tables of the vmap.  <addr> is printed with %pK.
+ * kernel page tables of the vmap: pages per granule, pages per PMD block
+ * and cont-PTE block (0: none), and in page order the runs of pages mapped
+ * by PMD blocks (P), cont-PTE blocks (C) and PTEs (T).  <addr> is printed
+ * with %pK.
  *
  * While an event runs, a trace generator writes through that vmap from a
  * pinned hard-irq hrtimer, with perf_aux_output_begin/skip/flag/end as the
@@ -515,14 +519,13 @@ static enum aux_test_granule aux_test_granule(unsigned long va)
 	return AUX_PTE;
 }
 
-/*
- * Pages per granule, and the translation entries they take: one per block
- * (PMD, cont-PTE), one per base page.
- */
-static unsigned long aux_test_entries(struct aux_test_buf *buf,
-				      unsigned long pages[AUX_NR_GRANULES])
+/* Calls @fn for each translation entry of the buffer's vmap, in order. */
+static void aux_test_walk(struct aux_test_buf *buf,
+			  void (*fn)(void *ctx, enum aux_test_granule g,
+				     unsigned long pages),
+			  void *ctx)
 {
-	unsigned long entries = 0, va = (unsigned long)buf->base, end, step;
+	unsigned long va = (unsigned long)buf->base, end, step;
 	enum aux_test_granule g;
 
 	end = va + ((unsigned long)buf->nr_pages << PAGE_SHIFT);
@@ -536,10 +539,63 @@ static unsigned long aux_test_entries(struct aux_test_buf *buf,
 			step = CONT_PTE_SIZE - (va & ~CONT_PTE_MASK);
 #endif
 		step = min(step, end - va);
-		pages[g] += step >> PAGE_SHIFT;
-		entries++;
+		fn(ctx, g, step >> PAGE_SHIFT);
 	}
-	return entries;
+}
+
+struct aux_test_count {
+	unsigned long entries;
+	unsigned long pages[AUX_NR_GRANULES];
+};
+
+static void aux_test_count_entry(void *ctx, enum aux_test_granule g,
+				 unsigned long pages)
+{
+	struct aux_test_count *c = ctx;
+
+	c->entries++;
+	c->pages[g] += pages;
+}
+
+/* The granule map: runs of pages per granule, "P512,C64,T3". */
+struct aux_test_map {
+	struct seq_file *m;
+	enum aux_test_granule g;
+	unsigned long pages;
+	const char *sep;
+};
+
+static void aux_test_map_flush(struct aux_test_map *map)
+{
+	static const char tag[AUX_NR_GRANULES] = {
+		[AUX_PTE] = 'T', [AUX_CONT] = 'C', [AUX_PMD] = 'P',
+	};
+
+	if (!map->pages)
+		return;
+	seq_printf(map->m, "%s%c%lu", map->sep, tag[map->g], map->pages);
+	map->sep = ",";
+	map->pages = 0;
+}
+
+static void aux_test_map_entry(void *ctx, enum aux_test_granule g,
+			       unsigned long pages)
+{
+	struct aux_test_map *map = ctx;
+
+	if (map->pages && map->g != g)
+		aux_test_map_flush(map);
+	map->g = g;
+	map->pages += pages;
+}
+
+static unsigned long aux_test_cont_pages(void)
+{
+#ifdef CONFIG_ARM64
+	return CONT_PTES;
+#else
+	return 0;
+#endif
 }
 
 static void aux_test_show_chunks(struct seq_file *m, struct aux_test_buf *buf)
@@ -559,19 +615,26 @@ static void aux_test_show_chunks(struct seq_file *m, struct aux_test_buf *buf)
 
 static int aux_test_buffers_show(struct seq_file *m, void *v)
 {
-	unsigned long pages[AUX_NR_GRANULES], entries;
+	struct aux_test_map map = { .m = m };
+	struct aux_test_count c;
 	struct aux_test_buf *buf;
 
 	mutex_lock(&aux_test_lock);
 	list_for_each_entry(buf, &aux_test_bufs, node) {
-		memset(pages, 0, sizeof(pages));
-		entries = aux_test_entries(buf, pages);
+		memset(&c, 0, sizeof(c));
+		aux_test_walk(buf, aux_test_count_entry, &c);
 		seq_printf(m, "event %llu pmu %s pages %d snapshot %d base %pK chunks ",
 			   buf->event_id, buf->tp->name, buf->nr_pages,
 			   buf->snapshot, buf->base);
 		aux_test_show_chunks(m, buf);
-		seq_printf(m, " entries %lu pmd %lu cont %lu pte %lu\n", entries,
-			   pages[AUX_PMD], pages[AUX_CONT], pages[AUX_PTE]);
+		seq_printf(m, " entries %lu pmd %lu cont %lu pte %lu", c.entries,
+			   c.pages[AUX_PMD], c.pages[AUX_CONT], c.pages[AUX_PTE]);
+		seq_printf(m, " pmd_pages %lu cont_pages %lu map ",
+			   PMD_SIZE >> PAGE_SHIFT, aux_test_cont_pages());
+		map.sep = "";
+		aux_test_walk(buf, aux_test_map_entry, &map);
+		aux_test_map_flush(&map);
+		seq_putc(m, '\n');
 	}
 	mutex_unlock(&aux_test_lock);
 	return 0;

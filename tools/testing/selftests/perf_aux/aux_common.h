@@ -159,13 +159,16 @@ struct aux_report {
 	unsigned long base;
 	char chunks[256];
 	unsigned long entries, pmd, cont, pte;
+	/* Pages per block, and the granule map; "" from older modules. */
+	unsigned long pmd_pages, cont_pages;
+	char map[512];
 };
 
 /* Finds the report line of event @id; 0 on success, -errno otherwise. */
 static inline int aux_report_read(unsigned long long id,
 				  struct aux_report *r)
 {
-	char line[512], base[32];
+	char line[1024], base[32], *tail;
 	FILE *f = fopen(AUX_REPORT, "r");
 	int ret = -ENOENT;
 
@@ -182,6 +185,12 @@ static inline int aux_report_read(unsigned long long id,
 			   r->chunks, &r->entries, &r->pmd, &r->cont,
 			   &r->pte) == 10 && r->event == id) {
 			r->base = strtoul(base, NULL, 16);
+			r->map[0] = '\0';
+			tail = strstr(line, " pmd_pages ");
+			if (!tail || sscanf(tail, " pmd_pages %lu cont_pages %lu map %511s",
+					    &r->pmd_pages, &r->cont_pages,
+					    r->map) != 3)
+				r->map[0] = '\0';
 			ret = 0;
 			break;
 		}
