@@ -13,7 +13,7 @@ PERF_AUX_TARGETS="arm64-4k arm64-16k arm64-64k x86_64"
 PERF_AUX_KERNELS="reference stock"
 # A variant is a configuration (its own build directory) or a boot
 # parameter on top of a target's default kernel.
-PERF_AUX_VARIANTS="default strict nohugevmalloc hugetlb ptdump"
+PERF_AUX_VARIANTS="default strict nohugevmalloc hugetlb ptdump sanitize"
 # perf/aux "Allocate non-contiguous AUX pages by default" reached Debian 6.12
 # in 6.12.113; older sources lack PERF_PMU_CAP_AUX_PREFER_LARGE.
 PERF_AUX_MIN_DEBIAN=6.12.113
@@ -74,7 +74,8 @@ check_variant()
 variant_config()
 {
 	case "$1" in
-	hugetlb | ptdump) echo "$PERF_AUX_ROOT/scripts/config/variant-$1.config" ;;
+	hugetlb | ptdump | sanitize)
+		echo "$PERF_AUX_ROOT/scripts/config/variant-$1.config" ;;
 	esac
 }
 
