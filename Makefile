@@ -2,6 +2,8 @@
 #
 # make run    the main job: build, boot and test one KERNEL on one TARGET
 # make check  the project's own tests (what CI runs)
+# make mutants  the kernel and test-module mutants alone, with the peers,
+#              and the kill matrix
 #
 # TARGET=arm64-4k|arm64-16k|arm64-64k|x86_64  KERNEL=reference|stock
 # KERNEL_SRC=/path/to/linux  KERNEL_ARGS="extra boot parameters"
@@ -18,7 +20,10 @@ run:
 check:
 	scripts/check.sh
 
+mutants:
+	scripts/check.sh aux_mutants vmap_mutants module_mutants
+
 clean:
 	rm -rf out
 
-.PHONY: run check clean
+.PHONY: run check mutants clean

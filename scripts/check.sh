@@ -149,6 +149,24 @@ stock_runs()
 	expect "$res" perf_aux.pagesize_test --failure
 }
 
+# The peers, on the same mutant kernels: lib/test_vmalloc.c (what
+# selftests/mm/test_vmalloc.sh loads) with test_vmalloc.sh's smoke
+# parameters but one repeat instead of ten, at boot beside KUnit; and
+# selftests/perf_events.  They never decide a check: results.py matrix
+# counts their kills beside the suite's.
+PEER_VMALLOC="test_vmalloc.test_loop_count=10000 test_vmalloc.test_repeat_count=1"
+PEER_OFF="test_vmalloc.run_test_mask=0"
+
+# peer_selftests NAME VARIANT RES: selftests/perf_events on mutant NAME.
+peer_selftests()
+{
+	local log="$PERF_AUX_OUT/logs/mutant-$1-arm64-4k-perf_events.log"
+
+	KSELFTEST_TARGETS=perf_events "$PERF_AUX_ROOT/scripts/kselftest.sh" \
+		mutant arm64-4k "$2" "$log" "$PEER_OFF" > /dev/null 2>&1 || true
+	$RESULTS kselftest "$log" "$3"
+}
+
 # run_mutants DIR SUITE VARIANT: every patch in DIR makes SUITE fail.
 run_mutants()
 {
@@ -166,13 +184,16 @@ run_mutants()
 			continue
 		fi
 		rc=0
+		# shellcheck disable=SC2086
 		"$PERF_AUX_ROOT/scripts/kunit.sh" mutant "$target" "$variant" \
-			"$log" || rc=$?
+			"$log" $PEER_VMALLOC || rc=$?
 		if [ "$rc" -gt 1 ]; then
 			verdict 1 "mutant $name builds"
 			continue
 		fi
 		$RESULTS kunit "$log" "$res"
+		$RESULTS peers "$log" "$res"
+		peer_selftests "$name" "$variant" "$res"
 		expect "$res" "$suite" --failure
 	done
 }
@@ -196,13 +217,13 @@ run_module_mutants()
 		fi
 		rc=0
 		"$PERF_AUX_ROOT/scripts/kunit.sh" mutant "$target" default \
-			"$log-kunit.log" > /dev/null 2>&1 || rc=$?
+			"$log-kunit.log" "$PEER_OFF" > /dev/null 2>&1 || rc=$?
 		if [ "$rc" -gt 1 ]; then
 			verdict 1 "mutant $name builds"
 			continue
 		fi
 		"$PERF_AUX_ROOT/scripts/kselftest.sh" mutant "$target" default \
-			"$log-kselftest.log" > /dev/null 2>&1 || true
+			"$log-kselftest.log" "$PEER_OFF" > /dev/null 2>&1 || true
 		$RESULTS kselftest "$log-kselftest.log" "$res"
 		for suite in integrity_test wrap_test; do
 			line=$($RESULTS expect "$res" "perf_aux.$suite" --failure) &&
@@ -272,6 +293,8 @@ main()
 	for s in ${*:-$STAGES}; do
 		run_stage "$s"
 	done
+	# Which test caught which mutant, the peers' kills beside.
+	[ -d "$PERF_AUX_OUT/mutants" ] && $RESULTS matrix
 	python3 "$PERF_AUX_ROOT/scripts/results.py" bench \
 		"$PERF_AUX_OUT/results/stock-arm64-4k" \
 		"$PERF_AUX_OUT/results/reference-arm64-4k" || true

@@ -7,9 +7,13 @@
 # The console log goes to LOG.
 #
 # Usage: scripts/kselftest.sh NAME TARGET VARIANT LOG [KERNEL_ARG...]
+# KSELFTEST_TARGETS: the selftest collections to install (perf_aux; the
+# mutant runs add the peer perf_events).
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+
+KSELFTEST_TARGETS=${KSELFTEST_TARGETS:-perf_aux}
 
 build_selftests()
 {
@@ -19,13 +23,13 @@ build_selftests()
 		headers_install
 	rm -rf "$build/kselftest_install"
 	make -s -C "$tree/tools/testing/selftests" O="$build" ARCH="$arch" \
-		${cross:+CROSS_COMPILE="$cross"} TARGETS=perf_aux \
+		${cross:+CROSS_COMPILE="$cross"} TARGETS="$KSELFTEST_TARGETS" \
 		USERLDFLAGS=-static KSFT_INSTALL_PATH="$build/kselftest_install" \
 		install
 	if [ -s "$build/kselftest_install/kselftest-list.txt" ]; then
 		echo "kselftests:" $(cut -d: -f2 "$build/kselftest_install/kselftest-list.txt")
 	else
-		echo "kselftests: TARGETS=perf_aux holds no test yet"
+		echo "kselftests: TARGETS=$KSELFTEST_TARGETS holds no test yet"
 	fi
 }
 

@@ -47,6 +47,12 @@ lava_config()
 	esac
 }
 
+# Mutant kernels also carry the peer test_vmalloc (scripts/config/peers.config).
+peers_config()
+{
+	[ "$1" != mutant ] || echo "$PERF_AUX_ROOT/scripts/config/peers.config"
+}
+
 main()
 {
 	local name=$1 target=$2 variant=$3 log=$4 tree arch cross build rc=0
@@ -65,6 +71,7 @@ main()
 		 "$PERF_AUX_ROOT"/mm/tests/.kunitconfig \
 		 "$PERF_AUX_ROOT/scripts/config/boot.config" \
 		 $(lava_config "$name" "$target" "$variant") \
+		 $(peers_config "$name") \
 		 "$PERF_AUX_ROOT/scripts/config/$target.config" \
 		 $(variant_config "$variant"); do
 		[ -f "$c" ] && configs+=("--kunitconfig=$c")

@@ -21,6 +21,8 @@
                                     which suite killed which kernel mutant;
                                     ends with "K killed of N"; exit 0 when
                                     every mutant patch is killed
+  results.py peers LOG OUTDIR       lib/test_vmalloc.c's summary lines in a
+                                    boot log, as the suite peer.test_vmalloc
   results.py bench BASE_DIR NEW_DIR  vmap benchmark of two runs, as ratios
   results.py expect DIR SUITE [--min-passed N] [--min-skipped N]
                     [--skip-reason TEXT] (--no-failure | --failure)
@@ -198,6 +200,36 @@ def cmd_kunit(args: argparse.Namespace) -> int:
 def cmd_kselftest(args: argparse.Namespace) -> int:
     with open(args.log, errors='replace') as f:
         write_suites(split_kselftest(f), args.outdir)
+    return 0
+
+
+# lib/test_vmalloc.c's verdict per test case, printed when it finishes.
+VMALLOC_SUMMARY = re.compile(
+    r'Summary: (\S+) passed: ([0-9]+) failed: ([0-9]+) ')
+
+
+def split_test_vmalloc(log: Iterable[str]) -> Dict[str, str]:
+    """The peer lib/test_vmalloc.c (built in, run at boot) as a KTAP suite.
+
+    A case passes when it ran and nothing failed; no summary at all (the
+    boot crashed or hung before test_vmalloc finished) is one failed case.
+    """
+    cases = []
+    for line in log:
+        m = VMALLOC_SUMMARY.search(line)
+        if m:
+            ok = int(m.group(2)) > 0 and int(m.group(3)) == 0
+            cases.append(f'{"ok" if ok else "not ok"} {len(cases) + 1} '
+                         f'{m.group(1)}')
+    if not cases:
+        cases = ['not ok 1 test_vmalloc_finished']
+    return {'peer.test_vmalloc':
+            '\n'.join(['KTAP version 1', f'1..{len(cases)}'] + cases) + '\n'}
+
+
+def cmd_peers(args: argparse.Namespace) -> int:
+    with open(args.log, errors='replace') as f:
+        write_suites(split_test_vmalloc(f), args.outdir)
     return 0
 
 
@@ -671,7 +703,7 @@ def cmd_expect(args: argparse.Namespace) -> int:
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest='command', required=True)
-    for name in ('kunit', 'kselftest'):
+    for name in ('kunit', 'kselftest', 'peers'):
         p = sub.add_parser(name)
         p.add_argument('log')
         p.add_argument('outdir')
@@ -703,7 +735,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     handlers: Dict[str, Callable[[argparse.Namespace], int]] = {
         'kunit': cmd_kunit, 'kselftest': cmd_kselftest,
         'summary': cmd_summary, 'expect': cmd_expect, 'bench': cmd_bench,
-        'report': cmd_report, 'matrix': cmd_matrix,
+        'report': cmd_report, 'matrix': cmd_matrix, 'peers': cmd_peers,
     }
     return handlers[args.command](args)
 

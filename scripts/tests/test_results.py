@@ -48,6 +48,27 @@ class SplitKunitTest(unittest.TestCase):
         self.assertFalse(r.ok)
 
 
+class SplitTestVmallocTest(unittest.TestCase):
+    LOG = [
+        '[   12.1] Summary: fix_size_alloc_test passed: 2 failed: 0 '
+        'repeat: 1 loops: 10000 avg: 812 usec\n',
+        '[   12.2] Summary: align_shift_alloc_test passed: 0 failed: 2 '
+        'repeat: 1 loops: 10000 avg: 3 usec\n',
+        '[   12.3] All test took worker0=123 cycles\n',
+    ]
+
+    def test_case_per_summary_line(self):
+        ktap = results.split_test_vmalloc(self.LOG)['peer.test_vmalloc']
+        r = results.count('peer.test_vmalloc', ktap)
+        self.assertEqual((r.passed, r.failed), (1, 1))
+        self.assertIn('not ok 2 align_shift_alloc_test', ktap)
+
+    def test_no_summary_is_a_failure(self):
+        ktap = results.split_test_vmalloc(['Kernel panic\n'])
+        r = results.count('peer.test_vmalloc', ktap['peer.test_vmalloc'])
+        self.assertEqual((r.passed, r.failed), (0, 1))
+
+
 class SplitKselftestTest(unittest.TestCase):
     def setUp(self) -> None:
         self.suites = results.split_kselftest(read('kselftest-run.log'))
