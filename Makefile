@@ -4,6 +4,8 @@
 # make check  the project's own tests (what CI runs)
 # make mutants  the kernel and test-module mutants alone, with the peers,
 #              and the kill matrix
+# make repeat [ROUNDS=5]  the suite ROUNDS times on one boot and on fresh
+#              boots; lists flaky cases
 #
 # TARGET=arm64-4k|arm64-16k|arm64-64k|x86_64  KERNEL=reference|stock
 # KERNEL_SRC=/path/to/linux  KERNEL_ARGS="extra boot parameters"
@@ -12,6 +14,7 @@ TARGET ?= arm64-4k
 KERNEL ?= reference
 KERNEL_SRC ?=
 KERNEL_ARGS ?=
+ROUNDS ?= 5
 export TARGET KERNEL KERNEL_SRC KERNEL_ARGS
 
 run:
@@ -23,7 +26,10 @@ check:
 mutants:
 	scripts/check.sh aux_mutants vmap_mutants module_mutants
 
+repeat:
+	scripts/repeat.sh $(ROUNDS)
+
 clean:
 	rm -rf out
 
-.PHONY: run check mutants clean
+.PHONY: run check mutants repeat clean

@@ -21,6 +21,8 @@
                                     which suite killed which kernel mutant;
                                     ends with "K killed of N"; exit 0 when
                                     every mutant patch is killed
+  results.py flakes DIR...         cases whose result differs between the
+                                    round directories (scripts/repeat.sh)
   results.py peers LOG OUTDIR       lib/test_vmalloc.c's summary lines in a
                                     boot log, as the suite peer.test_vmalloc
   results.py bench BASE_DIR NEW_DIR  vmap benchmark of two runs, as ratios
@@ -231,6 +233,43 @@ def cmd_peers(args: argparse.Namespace) -> int:
     with open(args.log, errors='replace') as f:
         write_suites(split_test_vmalloc(f), args.outdir)
     return 0
+
+
+def case_results(ktap: str) -> Dict[str, str]:
+    """Each leaf case of a KTAP document by its dotted path: its status."""
+    cases: Dict[str, str] = {}
+
+    def walk(test, path: List[str]) -> None:  # type: ignore[no-untyped-def]
+        if not test.subtests:
+            cases['.'.join(path)] = test.status.name
+        for sub in test.subtests:
+            walk(sub, path + [sub.name])
+
+    walk(kunit_parser.parse_run_tests(ktap.splitlines()), [])
+    return cases
+
+
+def flakes(rounds: List[str]) -> List[str]:
+    """Cases whose result is not the same in every round directory."""
+    seen: Dict[str, List[str]] = {}
+    for i, rnd in enumerate(rounds):
+        for path in sorted(glob.glob(os.path.join(rnd, '*.ktap'))):
+            suite = os.path.basename(path)[:-len('.ktap')]
+            with open(path) as f:
+                for case, status in case_results(f.read()).items():
+                    seen.setdefault(f'{suite}.{case}',
+                                    ['MISSING'] * len(rounds))[i] = status
+    lines = [f'flaky: {case}: {" ".join(s)}'
+             for case, s in sorted(seen.items()) if len(set(s)) > 1]
+    lines.append(f'{len(lines)} flaky of {len(seen)} cases over '
+                 f'{len(rounds)} rounds')
+    return lines
+
+
+def cmd_flakes(args: argparse.Namespace) -> int:
+    lines = flakes(args.dirs)
+    print('\n'.join(lines))
+    return 0 if lines[-1].startswith('0 flaky') else 1
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
@@ -710,6 +749,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = sub.add_parser('summary')
     p.add_argument('dirs', nargs='+')
     p.add_argument('--report')
+    p = sub.add_parser('flakes')
+    p.add_argument('dirs', nargs='+')
     p = sub.add_parser('report')
     p.add_argument('--results', default=os.path.join(OUT, 'results'))
     p.add_argument('--out', default=os.path.join(OUT, 'report.md'))
@@ -736,6 +777,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         'kunit': cmd_kunit, 'kselftest': cmd_kselftest,
         'summary': cmd_summary, 'expect': cmd_expect, 'bench': cmd_bench,
         'report': cmd_report, 'matrix': cmd_matrix, 'peers': cmd_peers,
+        'flakes': cmd_flakes,
     }
     return handlers[args.command](args)
 

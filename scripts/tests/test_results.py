@@ -69,6 +69,32 @@ class SplitTestVmallocTest(unittest.TestCase):
         self.assertEqual((r.passed, r.failed), (0, 1))
 
 
+class FlakesTest(unittest.TestCase):
+    KTAP = ('KTAP version 1\n1..2\nok 1 wrap.spe.keep_up\n'
+            'ok 2 wrap.trbe.keep_up # SKIP no PMU\n')
+
+    def rounds(self, *docs):
+        dirs = []
+        for doc in docs:
+            d = tempfile.mkdtemp()
+            if doc is not None:
+                with open(os.path.join(d, 'perf_aux.wrap_test.ktap'), 'w') as f:
+                    f.write(doc)
+            dirs.append(d)
+        return dirs
+
+    def test_same_results_are_not_flaky(self):
+        lines = results.flakes(self.rounds(self.KTAP, self.KTAP))
+        self.assertEqual(lines, ['0 flaky of 2 cases over 2 rounds'])
+
+    def test_changed_and_missing_results_are_flaky(self):
+        changed = self.KTAP.replace('ok 1 wrap', 'not ok 1 wrap')
+        lines = results.flakes(self.rounds(self.KTAP, changed, None))
+        self.assertIn('flaky: perf_aux.wrap_test.wrap.spe.keep_up: '
+                      'SUCCESS FAILURE MISSING', lines)
+        self.assertEqual(lines[-1], '2 flaky of 2 cases over 3 rounds')
+
+
 class SplitKselftestTest(unittest.TestCase):
     def setUp(self) -> None:
         self.suites = results.split_kselftest(read('kselftest-run.log'))
