@@ -167,30 +167,43 @@ peer_selftests()
 	$RESULTS kselftest "$log" "$3"
 }
 
+# mutant_build PATCH VARIANT LOG [KERNEL_ARG...]: applies PATCH to the
+# mutant tree, builds it and runs KUnit at boot (console in LOG).  Returns 0
+# when the kernel built; a patch that does not apply or build is a check
+# that failed.
+mutant_build()
+{
+	local m=$1 variant=$2 log=$3 name rc=0
+
+	shift 3
+	name=$(basename "$m" .patch)
+	echo "mutant $name: $(sed -n 1p "$m")"
+	if ! "$PERF_AUX_ROOT/scripts/kernel-tree.sh" mutant "$m" > "$log.tree" 2>&1; then
+		cat "$log.tree"
+		verdict 1 "mutant $name applies"
+		return 1
+	fi
+	"$PERF_AUX_ROOT/scripts/kunit.sh" mutant arm64-4k "$variant" "$log" \
+		"$@" > "$log.out" 2>&1 || rc=$?
+	if [ "$rc" -gt 1 ]; then
+		tail -20 "$log.out"
+		verdict 1 "mutant $name builds"
+		return 1
+	fi
+}
+
 # run_mutants DIR SUITE VARIANT: every patch in DIR makes SUITE fail.
 run_mutants()
 {
-	local dir=$1 suite=$2 variant=$3 target=arm64-4k m name res log rc
+	local dir=$1 suite=$2 variant=$3 m name res log
 
 	for m in "$dir"/*.patch; do
 		name=$(basename "$m" .patch)
-		res="$PERF_AUX_OUT/mutants/$name-$target"
-		log="$PERF_AUX_OUT/logs/mutant-$name-$target-kunit.log"
+		res="$PERF_AUX_OUT/mutants/$name-arm64-4k"
+		log="$PERF_AUX_OUT/logs/mutant-$name-arm64-4k-kunit.log"
 		rm -rf "$res"
-		echo "mutant $name: $(sed -n 1p "$m")"
-		if ! "$PERF_AUX_ROOT/scripts/kernel-tree.sh" mutant "$m" > "$log.tree" 2>&1; then
-			cat "$log.tree"
-			verdict 1 "mutant $name applies"
-			continue
-		fi
-		rc=0
 		# shellcheck disable=SC2086
-		"$PERF_AUX_ROOT/scripts/kunit.sh" mutant "$target" "$variant" \
-			"$log" $PEER_VMALLOC || rc=$?
-		if [ "$rc" -gt 1 ]; then
-			verdict 1 "mutant $name builds"
-			continue
-		fi
+		mutant_build "$m" "$variant" "$log" $PEER_VMALLOC || continue
 		$RESULTS kunit "$log" "$res"
 		$RESULTS peers "$log" "$res"
 		peer_selftests "$name" "$variant" "$res"
@@ -202,34 +215,22 @@ run_mutants()
 # the trace integrity or wrap kselftests fail.
 run_module_mutants()
 {
-	local dir=$1 target=arm64-4k m name res log rc suite line
+	local dir=$1 m name res log suite line
 
 	for m in "$dir"/*.patch; do
 		name=$(basename "$m" .patch)
-		res="$PERF_AUX_OUT/mutants/$name-$target"
-		log="$PERF_AUX_OUT/logs/mutant-$name-$target"
+		res="$PERF_AUX_OUT/mutants/$name-arm64-4k"
+		log="$PERF_AUX_OUT/logs/mutant-$name-arm64-4k"
 		rm -rf "$res"
-		echo "mutant $name: $(sed -n 1p "$m")"
-		if ! "$PERF_AUX_ROOT/scripts/kernel-tree.sh" mutant "$m" > "$log.tree" 2>&1; then
-			cat "$log.tree"
-			verdict 1 "mutant $name applies"
-			continue
-		fi
-		rc=0
-		"$PERF_AUX_ROOT/scripts/kunit.sh" mutant "$target" default \
-			"$log-kunit.log" "$PEER_OFF" > /dev/null 2>&1 || rc=$?
-		if [ "$rc" -gt 1 ]; then
-			verdict 1 "mutant $name builds"
-			continue
-		fi
-		"$PERF_AUX_ROOT/scripts/kselftest.sh" mutant "$target" default \
+		mutant_build "$m" default "$log-kunit.log" "$PEER_OFF" || continue
+		"$PERF_AUX_ROOT/scripts/kselftest.sh" mutant arm64-4k default \
 			"$log-kselftest.log" "$PEER_OFF" > /dev/null 2>&1 || true
 		$RESULTS kselftest "$log-kselftest.log" "$res"
 		for suite in integrity_test wrap_test; do
 			line=$($RESULTS expect "$res" "perf_aux.$suite" --failure) &&
 				break
 		done
-		verdict $? "$name-$target: $line"
+		verdict $? "$name-arm64-4k: $line"
 	done
 }
 

@@ -466,6 +466,13 @@ static inline int trace_drain(struct trace_consumer *tc)
 	return n;
 }
 
+/* Stops the event; what it wrote before must check out too.  0 or -1. */
+static inline int trace_finish(struct trace_consumer *tc, int ret)
+{
+	ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0);
+	return ret ? ret : trace_drain(tc);
+}
+
 static inline double now_s(void)
 {
 	struct timespec ts;

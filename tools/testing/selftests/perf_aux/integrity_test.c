@@ -192,11 +192,7 @@ TEST_F_TIMEOUT(integrity, bytes_in_order, 180)
 	int ret;
 
 	ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
-	ret = trace_consume(tc, 0, 4, 120);
-	ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0);
-	/* What was written before the disable must check out as well. */
-	if (!ret)
-		ret = trace_drain(tc);
+	ret = trace_finish(tc, trace_consume(tc, 0, 4, 120));
 	count = trace_count(tc);
 	TH_LOG("%llu bytes checked: %llu records, %llu wraps",
 	       (unsigned long long)tc->bytes, (unsigned long long)tc->records,

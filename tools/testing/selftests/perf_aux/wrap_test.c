@@ -86,6 +86,15 @@ static void wrap_log(struct __test_metadata *_metadata,
 	       (unsigned long long)tc->lost);
 }
 
+/* Stops the event, drains and logs what was seen; 0 or -1. */
+static int wrap_finish(struct __test_metadata *_metadata,
+		       struct trace_consumer *tc, int ret, double start)
+{
+	ret = trace_finish(tc, ret);
+	wrap_log(_metadata, tc, now_s() - start);
+	return ret;
+}
+
 /*
  * 64 KiB, at least two pages, a quarter per tick: 4000 ticks, which without
  * high-resolution timers are jiffies.
@@ -109,11 +118,7 @@ TEST_F_TIMEOUT(wrap, keep_up_1000_wraps, 300)
 	start = now_s();
 	ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
 	ret = trace_consume(tc, 0, 1000, 240);
-	ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0);
-	if (!ret)
-		ret = trace_drain(tc);
-	wrap_log(_metadata, tc, now_s() - start);
-	ASSERT_EQ(0, ret)
+	ASSERT_EQ(0, wrap_finish(_metadata, tc, ret, start))
 	{
 		TH_LOG("%s", tc->err);
 	}
@@ -150,11 +155,7 @@ TEST_F_TIMEOUT(wrap, stalled_consumer_truncated_then_resumed, 120)
 	records = tc->records;
 	bytes = tc->bytes;
 	ret = trace_consume(tc, bytes + 2 * tc->size, 0, 60);
-	ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0);
-	if (!ret)
-		ret = trace_drain(tc);
-	wrap_log(_metadata, tc, now_s() - start);
-	ASSERT_EQ(0, ret)
+	ASSERT_EQ(0, wrap_finish(_metadata, tc, ret, start))
 	{
 		TH_LOG("%s", tc->err);
 	}
