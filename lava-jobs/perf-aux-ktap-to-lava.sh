@@ -326,9 +326,10 @@ run_one()
 		on && /^(not ok|ok) [0-9]+ selftests: / { exit }
 		on && /^# / { print substr($0, 3) }
 		on && $0 == "#" { print "" }' "$tmp/out" > "$tmp/ktap"
+	# The binary's own output stays in the job log, for the failures.
+	cat "$tmp/out" >&2
 	if [ -z "$verdict" ]; then
-		echo "perf_aux: $bin: the kselftest runner gave no verdict:" >&2
-		tail -5 "$tmp/out" >&2
+		echo "perf_aux: $bin: the kselftest runner gave no verdict" >&2
 		verdict=fail
 	fi
 	report "$bin" "$verdict" < "$tmp/ktap"
