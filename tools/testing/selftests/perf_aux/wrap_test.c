@@ -96,8 +96,9 @@ static int wrap_finish(struct __test_metadata *_metadata,
 }
 
 /*
- * 64 KiB, at least two pages, a quarter per tick: 4000 ticks, which without
- * high-resolution timers are jiffies.
+ * 64 KiB, at least two pages, a sixth per tick: 6000 ticks, which without
+ * high-resolution timers are jiffies, and five ticks (20 ms at HZ=250) for
+ * the consumer to answer in, also on a loaded host.
  */
 static unsigned long wrap_pages(void)
 {
@@ -112,7 +113,7 @@ TEST_F_TIMEOUT(wrap, keep_up_1000_wraps, 300)
 	double start;
 	int ret;
 
-	ret = wrap_open(tc, variant->mode, wrap_pages(), false, 4, 200000,
+	ret = wrap_open(tc, variant->mode, wrap_pages(), false, 6, 200000,
 			self->cpu);
 	ASSERT_EQ(0, ret);
 	start = now_s();
