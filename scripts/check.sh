@@ -252,7 +252,7 @@ lava_checks()
 
 # Stages in order; "scripts/check.sh NAME..." runs only the named ones.
 STAGES="host reference stock sanitize aux_mutants vmap_mutants module_mutants
-	lava targets"
+	targets lava"
 
 run_stage()
 {
