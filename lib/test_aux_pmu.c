@@ -33,8 +33,10 @@
  *   mode   config:0-1    0 none (buffers stay zero), 1 SPE-like, 2 TRBE-like
  *   words  config:8-15   k, the 8-byte payload words of a record
  *   align  config:16-19  log2 of the head alignment (SPE-like)
- *   burst  config:32-47  records per tick (0 is 1)
- *   period config1       tick in ns (0 is 1 ms; at least 10 us)
+ *   burst  config:32-47  records per tick (0 is 1; at most 4 MiB of them)
+ *   period config1       tick in ns (0 is 1 ms; 10 us to 1 s)
+ *
+ * Generating takes CAP_PERFMON (perfmon_capable()); mode 0 does not.
  *
  * With seq the record's number (0, 1, ... per event, lost ones counted) and
  * w(seq, i) = seq * 0x9e3779b97f4a7c15 + i, all little endian:
@@ -61,6 +63,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bitfield.h>
+#include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/hrtimer.h>
 #include <linux/list.h>
@@ -69,6 +72,7 @@
 #include <linux/perf_event.h>
 #include <linux/pgtable.h>
 #include <linux/seq_file.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/unaligned.h>
@@ -101,6 +105,7 @@ enum aux_gen_mode { GEN_NONE, GEN_SPE, GEN_TRBE, GEN_NR_MODES };
 #define GEN_WORD_MUL		0x9e3779b97f4a7c15ULL
 #define GEN_MIN_PERIOD_NS	(10 * NSEC_PER_USEC)
 #define GEN_PERIOD_NS		NSEC_PER_MSEC
+#define GEN_MAX_TICK_BYTES	SZ_4M
 #define SPE_PKT_BYTES		9	/* header + 8-byte payload */
 #define ETE_ASYNC_BYTES		12
 
@@ -316,6 +321,9 @@ static void gen_trbe(struct perf_event *event, struct aux_gen *g)
 			break;
 		perf_aux_output_flag(h, PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW);
 		size = gen_buf_size(buf);
+		/* A snapshot keeps the last buffer of the stream, no more. */
+		if (buf->snapshot && end - g->pos > size)
+			g->pos = end - size;
 		head = h->head & (size - 1);
 		limit = buf->snapshot ? size : gen_limit(h, buf, head);
 		len = limit > head ? min_t(u64, end - g->pos, limit - head) : 0;
@@ -374,14 +382,21 @@ static int aux_test_event_init(struct perf_event *event)
 		return -ENOENT;
 	if ((config & GENMASK_ULL(1, 0)) == GEN_NONE)
 		return 0;
+	/* Trace comes from a hard-irq timer: only for those who may profile. */
+	if (!perfmon_capable())
+		return -EACCES;
 	if ((config & GENMASK_ULL(1, 0)) >= GEN_NR_MODES ||
 	    (config & ~(GENMASK_ULL(19, 0) | GENMASK_ULL(47, 32))) ||
 	    FIELD_GET(GENMASK_ULL(19, 16), config) > 11 ||
-	    (event->attr.config1 && event->attr.config1 < GEN_MIN_PERIOD_NS))
+	    (event->attr.config1 && (event->attr.config1 < GEN_MIN_PERIOD_NS ||
+				     event->attr.config1 > NSEC_PER_SEC)))
 		return -EINVAL;
 
 	words = FIELD_GET(GENMASK_ULL(15, 8), config);
 	rec = max(SPE_PKT_BYTES * (words + 2), ETE_ASYNC_BYTES + 8 * (words + 2));
+	/* Bounded work per tick, whatever the buffer. */
+	if (FIELD_GET(GENMASK_ULL(47, 32), config) * rec > GEN_MAX_TICK_BYTES)
+		return -EINVAL;
 	g = kzalloc(struct_size(g, frame, rec), GFP_KERNEL);
 	if (!g)
 		return -ENOMEM;

@@ -354,7 +354,7 @@ static inline int trace_aux_record(struct trace_consumer *tc, uint64_t off,
 		if (!(flags & PERF_AUX_FLAG_OVERWRITE))
 			return trace_fail(tc, "snapshot AUX record at %llu without OVERWRITE",
 					  (unsigned long long)off);
-		return off > tc->size ? trace_fail(tc, "snapshot head %llu outside the buffer",
+		return off >= tc->size ? trace_fail(tc, "snapshot head %llu outside the buffer",
 						   (unsigned long long)off) : 0;
 	}
 	if (flags & PERF_AUX_FLAG_OVERWRITE)

@@ -58,8 +58,8 @@ FIXTURE_TEARDOWN(wrap)
 }
 
 /*
- * Opens the generator on a buffer of @pages with a tick of 1/@parts of
- * it, every @period_ns.
+ * Opens the generator on a buffer of @pages with a tick of 1/@parts of the
+ * room it has, every @period_ns.
  */
 static int wrap_open(struct trace_consumer *tc, enum gen_mode mode,
 		     unsigned long pages, bool snapshot, unsigned int parts,
@@ -70,7 +70,9 @@ static int wrap_open(struct trace_consumer *tc, enum gen_mode mode,
 		.period_ns = period_ns,
 	};
 
-	cfg.burst = pages * page_size() / parts / gen_record_bytes(&cfg) ?: 1;
+	/* The limit stays a page behind aux_tail: that page is no room. */
+	cfg.burst = (pages - 1) * page_size() / parts /
+		    gen_record_bytes(&cfg) ?: 1;
 	return trace_open(tc, CAPS_LARGE, &cfg, pages, snapshot, cpu);
 }
 
@@ -96,15 +98,15 @@ static int wrap_finish(struct __test_metadata *_metadata,
 }
 
 /*
- * 64 KiB, at least two pages, a sixth per tick: 6000 ticks, which without
- * high-resolution timers are jiffies, and five ticks (20 ms at HZ=250) for
- * the consumer to answer in, also on a loaded host.
+ * 64 KiB, at least four pages, a sixth of the room per tick: about 7000
+ * ticks, which without high-resolution timers are jiffies, and five ticks
+ * (20 ms at HZ=250) for the consumer to answer in, also on a loaded host.
  */
 static unsigned long wrap_pages(void)
 {
 	unsigned long pages = (64UL << 10) / page_size();
 
-	return pages < 2 ? 2 : pages;
+	return pages < 4 ? 4 : pages;
 }
 
 TEST_F_TIMEOUT(wrap, keep_up_1000_wraps, 300)
