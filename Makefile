@@ -24,7 +24,7 @@ check:
 	scripts/check.sh
 
 mutants:
-	scripts/check.sh aux_mutants vmap_mutants module_mutants
+	scripts/check.sh peers aux_mutants vmap_mutants module_mutants
 
 repeat:
 	scripts/repeat.sh $(ROUNDS)

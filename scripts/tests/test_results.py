@@ -69,6 +69,21 @@ class SplitTestVmallocTest(unittest.TestCase):
         self.assertEqual((r.passed, r.failed), (0, 1))
 
 
+class BaselineTest(unittest.TestCase):
+    def test_only_new_failures_kill(self):
+        base = {'peer.test_vmalloc': results.SuiteVerdict(1, ['align'])}
+        same = {'peer.test_vmalloc': results.SuiteVerdict(1, ['align'])}
+        more = {'peer.test_vmalloc': results.SuiteVerdict(2, ['align', 'fix'])}
+        self.assertFalse(results.beyond_baseline(
+            same, base)['peer.test_vmalloc'].killed)
+        v = results.beyond_baseline(more, base)['peer.test_vmalloc']
+        self.assertEqual((v.killed, v.cases), (True, ['fix']))
+
+    def test_suites_without_baseline_keep_their_verdict(self):
+        ours = {'perf_aux_alloc': results.SuiteVerdict(3, ['a', 'b', 'c'])}
+        self.assertEqual(results.beyond_baseline(ours, {}), ours)
+
+
 class FlakesTest(unittest.TestCase):
     KTAP = ('KTAP version 1\n1..2\nok 1 wrap.spe.keep_up\n'
             'ok 2 wrap.trbe.keep_up # SKIP no PMU\n')
