@@ -28,6 +28,7 @@
 #include <kunit/test.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/panic.h>
 #include <linux/perf_event.h>
 #include <linux/xarray.h>
 
@@ -514,12 +515,17 @@ static void aux_alloc_setup_fails_test(struct kunit *test)
 	aux_run_case(test, &c);
 }
 
-/* The pointer array must fit one MAX_PAGE_ORDER allocation. */
+/*
+ * The pointer array must fit one MAX_PAGE_ORDER allocation, and a larger
+ * one is refused before it is tried: the page allocator warns (and taints)
+ * when asked for an order above MAX_PAGE_ORDER.
+ */
 static void aux_alloc_pointer_array_guard_test(struct kunit *test)
 {
 	struct aux_alloc_ctx *ctx = test->priv;
 	struct aux_alloc_case c = { .fail_above = NO_INJECTION, .fail_chunk = -1 };
 	unsigned long limit = (PAGE_SIZE << MAX_PAGE_ORDER) / sizeof(void *);
+	bool warned = test_taint(TAINT_WARN);
 
 	ctx->c = &c;
 	KUNIT_ASSERT_LE(test, limit, (unsigned long)INT_MAX - 1);
@@ -528,6 +534,9 @@ static void aux_alloc_pointer_array_guard_test(struct kunit *test)
 				     RING_BUFFER_WRITABLE));
 	KUNIT_EXPECT_EQ(test, 0, ctx->nr_req);
 	KUNIT_EXPECT_EQ(test, 0, ctx->setup_calls);
+	if (!warned)
+		KUNIT_EXPECT_FALSE_MSG(test, test_taint(TAINT_WARN),
+				       "the refused request warned");
 }
 
 /* Bad sizes and a PMU without AUX support fail before any page is taken. */
