@@ -154,7 +154,7 @@ static struct leaf walk_kernel(unsigned long va)
  * Orders are symbolic and resolved against the running kernel.
  */
 enum piece_kind { NO_PIECE, ORDER0, SPLIT, COMPOUND, SCATTERED };
-enum piece_order { O_ZERO, O_CONT, O_PMD };
+enum piece_order { O_ZERO, O_CONT, O_PMD, O_TWO_PMD };
 
 struct piece {
 	enum piece_kind kind;
@@ -190,6 +190,11 @@ static const struct vmap_shape vmap_shapes[] = {
 	  { SPLIT_CONT, P0, SPLIT_PMD, P0, SPLIT_CONT } },
 	{ "order0_interleaved", { P0, SPLIT_CONT, P0, SPLIT_CONT, P0 } },
 	{ "pfn_misaligned_pmd", { { SPLIT, O_PMD, 1 } } },
+	/*
+	 * Holds an aligned PMD physically, so the area is PMD aligned, but
+	 * every VA-aligned PMD of it is one page off in physical memory.
+	 */
+	{ "pfn_misaligned_two_pmd", { { SPLIT, O_TWO_PMD, 1 } } },
 	{ "pfn_misaligned_cont", { { SPLIT, O_CONT, 1 } } },
 	{ "one_short_of_cont", { { SPLIT, O_CONT, 0, 1 } }, true },
 	{ "one_short_of_pmd", { { SPLIT, O_PMD, 0, 1 } }, true },
@@ -222,6 +227,8 @@ static unsigned int piece_order(const struct piece *p)
 		return cont_order();
 	case O_PMD:
 		return pmd_order();
+	case O_TWO_PMD:
+		return pmd_order() + 1;
 	default:
 		return 0;
 	}
