@@ -148,9 +148,22 @@ def split_kselftest(log: Iterable[str]) -> Dict[str, str]:
     return suites
 
 
+def parse_ktap(ktap: str):  # type: ignore[no-untyped-def]
+    """kunit_parser's tree of a KTAP document; a document cut off where the
+    parser gives up (a kernel killed mid-line) is a crashed test."""
+    try:
+        return kunit_parser.parse_run_tests(ktap.splitlines())
+    except ValueError:
+        test = kunit_parser.Test()
+        test.name = 'unparsable'
+        test.status = kunit_parser.TestStatus.TEST_CRASHED
+        test.counts.crashed = 1
+        return test
+
+
 def count(name: str, ktap: str) -> SuiteResult:
     """Counts the leaf cases of one KTAP document."""
-    test = kunit_parser.parse_run_tests(ktap.splitlines())
+    test = parse_ktap(ktap)
     counts = test.counts
     result = SuiteResult(name, counts.passed, counts.failed + counts.crashed,
                          counts.skipped, counts.errors)
@@ -245,7 +258,7 @@ def case_results(ktap: str) -> Dict[str, str]:
         for sub in test.subtests:
             walk(sub, path + [sub.name])
 
-    walk(kunit_parser.parse_run_tests(ktap.splitlines()), [])
+    walk(parse_ktap(ktap), [])
     return cases
 
 
@@ -595,7 +608,7 @@ def failing_cases(test: Any, skip: Tuple[str, ...]) -> List[str]:
 
 def suite_verdict(suite: str, ktap: str) -> SuiteVerdict:
     r = count(suite, ktap)
-    test = kunit_parser.parse_run_tests(ktap.splitlines())
+    test = parse_ktap(ktap)
     cases = failing_cases(test, ('main', suite))
     return SuiteVerdict(r.failed + r.errors,
                         [c for i, c in enumerate(cases) if c not in cases[:i]])
