@@ -278,7 +278,8 @@ STAGES="host reference stock sanitize peers aux_mutants vmap_mutants
 
 run_stage()
 {
-	local mutants=$PERF_AUX_ROOT/scripts/mutants
+	# PERF_AUX_MUTANTS: another catalogue (same layout), e.g. to rerun some.
+	local mutants=${PERF_AUX_MUTANTS:-$PERF_AUX_ROOT/scripts/mutants}
 
 	case "$1" in
 	host) stage "host tests" host_tests ;;
