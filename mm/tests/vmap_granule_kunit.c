@@ -362,9 +362,13 @@ static bool in_block(struct vmap_case *vc, unsigned int start, unsigned int len,
 		     unsigned int i, unsigned int shift)
 {
 	unsigned long size = 1UL << shift, va = page_va(vc, i);
-	unsigned long first = i - ((va & (size - 1)) >> PAGE_SHIFT);
+	unsigned long into = (va & (size - 1)) >> PAGE_SHIFT, first;
 	phys_addr_t pa;
 
+	/* The block would begin before pages[0]: not in this run. */
+	if (into > i)
+		return false;
+	first = i - into;
 	if (first < start || first + (size >> PAGE_SHIFT) > start + len)
 		return false;
 	pa = PFN_PHYS(page_to_pfn(vc->pages[start]) + (first - start));
