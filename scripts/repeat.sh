@@ -19,6 +19,7 @@ RESULTS="python3 $PERF_AUX_ROOT/scripts/results.py"
 split_rounds()
 {
 	awk -v dir="$2" '
+		{ sub(/\r$/, "") }	# the serial console ends lines with CR LF
 		/^PERF_AUX: round [0-9]+/ { out = dir "/round" $3 ".log" }
 		out { print > out }' "$1"
 }
