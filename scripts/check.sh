@@ -19,6 +19,7 @@ set -uo pipefail
 passed=0
 failed=0
 skipped=0
+failures=()	# repeated at the end, where a CI log's tail shows them
 RESULTS="python3 $PERF_AUX_ROOT/scripts/results.py"
 
 verdict()
@@ -30,6 +31,7 @@ verdict()
 		echo "ok - $what"
 	else
 		failed=$((failed + 1))
+		failures+=("$what")
 		echo "not ok - $what"
 	fi
 }
@@ -326,6 +328,7 @@ main()
 	python3 "$PERF_AUX_ROOT/scripts/results.py" summary \
 		"$PERF_AUX_OUT"/results/*/ --report "$PERF_AUX_OUT/report.md" |
 		sed 's/^[0-9]* passed, .*/suites: &/'
+	[ "$failed" -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
 	echo "$passed passed, $failed failed, $skipped skipped"
 	[ "$failed" -eq 0 ]
 }

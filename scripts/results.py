@@ -71,6 +71,7 @@ KSFT_RESULT = re.compile(
     r'^(not ok|ok) [0-9]+ selftests: (\S+): (\S+)(\s*#\s*(.*))?$')
 SUBTEST = re.compile(r'^\s*# Subtest: (\S+)')
 SKIP_LINE = re.compile(r'^\s*ok [0-9]+ .* # SKIP ?(.*)$')
+NOT_OK_LINE = re.compile(r'^[\s#]*not ok [0-9]+ ([^#]*?)\s*(?:#.*)?$')
 TAP_HEADER = re.compile(r'^(K?TAP version [0-9]+)$')
 
 
@@ -776,7 +777,11 @@ def cmd_expect(args: argparse.Namespace) -> int:
     if args.failure and not failed:
         problems.append('no failure')
     if not args.failure and failed:
-        problems.append('failures')
+        # Name a few, so that a CI log's last lines say what broke.
+        names = [m.group(1) for m in map(NOT_OK_LINE.match, ktap.splitlines())
+                 if m and m.group(1) != args.suite]
+        problems.append('failures' + (': ' + ', '.join(names[:3])
+                                      if names else ''))
     print(f'{args.suite}: {r.passed} passed, {failed} failed, '
           f'{r.skipped} skipped' + (f' ({"; ".join(problems)})'
                                     if problems else ''))

@@ -182,7 +182,7 @@ class SummaryTest(unittest.TestCase):
         rc, out = self.run_main('expect', self.dir, 'perf_aux_alloc',
                                 '--no-failure')
         self.assertEqual(1, rc)
-        self.assertIn('failures', out)
+        self.assertIn('failures: aux_alloc_bad_input_test)', out)
 
     def test_expect_minimum_passed(self) -> None:
         rc, out = self.run_main('expect', self.dir, 'vmap_granule',

@@ -109,6 +109,7 @@ struct trace_consumer {
 	/* What was seen. */
 	uint64_t bytes, records, aux_records, truncated, gaps, lost, wraps;
 	uint64_t flags_seen;
+	uint64_t max_fill;	/* most unread trace seen at a record */
 	char err[256];
 };
 
@@ -208,6 +209,22 @@ static inline uint64_t trace_count(struct trace_consumer *tc)
 	return count;
 }
 
+/*
+ * Index of the first byte where @a and @b differ, or @n.  memcmp() first:
+ * the consumer must keep up with the generator also under emulation.
+ */
+static inline size_t trace_first_diff(const uint8_t *a, const uint8_t *b,
+				      size_t n)
+{
+	size_t i = 0;
+
+	if (!memcmp(a, b, n))
+		return n;
+	while (a[i] == b[i])
+		i++;
+	return i;
+}
+
 /* SPE-like: whole records, in sequence except after a flagged gap. */
 static inline int trace_check_records(struct trace_consumer *tc, uint64_t off,
 				      uint64_t size)
@@ -236,13 +253,13 @@ static inline int trace_check_records(struct trace_consumer *tc, uint64_t off,
 		}
 		tc->gap_ok = false;
 		want = trace_expect(tc, seq);
-		for (i = 0; i < tc->rec; i++)
-			if (p[i] != want[i])
-				return trace_fail(tc,
-						  "offset %llu: record %llu byte %zu is %#x, not %#x",
-						  (unsigned long long)off,
-						  (unsigned long long)seq, i,
-						  p[i], want[i]);
+		i = trace_first_diff(p, want, tc->rec);
+		if (i < tc->rec)
+			return trace_fail(tc,
+					  "offset %llu: record %llu byte %zu is %#x, not %#x",
+					  (unsigned long long)off,
+					  (unsigned long long)seq, i,
+					  p[i], want[i]);
 		tc->seq = seq + 1;
 		tc->records++;
 	}
@@ -261,14 +278,14 @@ static inline int trace_check_stream(struct trace_consumer *tc,
 		at = tc->pos % tc->rec;
 		n = tc->rec - at < len ? tc->rec - at : len;
 		want = trace_expect(tc, frame);
-		for (i = 0; i < n; i++)
-			if (p[i] != want[at + i])
-				return trace_fail(tc,
-						  "stream byte %llu (frame %llu byte %llu) is %#x, not %#x",
-						  (unsigned long long)(tc->pos + i),
-						  (unsigned long long)frame,
-						  (unsigned long long)(at + i),
-						  p[i], want[at + i]);
+		i = trace_first_diff(p, want + at, n);
+		if (i < n)
+			return trace_fail(tc,
+					  "stream byte %llu (frame %llu byte %llu) is %#x, not %#x",
+					  (unsigned long long)(tc->pos + i),
+					  (unsigned long long)frame,
+					  (unsigned long long)(at + i),
+					  p[i], want[at + i]);
 		if (at + n == tc->rec)
 			tc->records++;
 		tc->pos += n;
@@ -341,6 +358,7 @@ static inline int trace_aux_record(struct trace_consumer *tc, uint64_t off,
 	uint64_t format = flags & PERF_AUX_FLAG_PMU_FORMAT_TYPE_MASK;
 	uint64_t want = tc->cfg.mode == GEN_TRBE ?
 			PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW : 0;
+	uint64_t head;
 	int ret;
 
 	tc->aux_records++;
@@ -360,6 +378,15 @@ static inline int trace_aux_record(struct trace_consumer *tc, uint64_t off,
 	if (flags & PERF_AUX_FLAG_OVERWRITE)
 		return trace_fail(tc, "OVERWRITE in normal mode at %llu",
 				  (unsigned long long)off);
+	/*
+	 * How far behind the producer this consumer is, with the tail it
+	 * last told the producer: tells a starved consumer apart.
+	 * perf_aux_output_end() emits the record before it moves aux_head,
+	 * so the head read here may trail the record.
+	 */
+	head = __atomic_load_n(&trace_user_page(tc)->aux_head, __ATOMIC_ACQUIRE);
+	if ((int64_t)(head - tc->next_off) > (int64_t)tc->max_fill)
+		tc->max_fill = head - tc->next_off;
 	if (off % tc->size + size > tc->size)
 		return trace_fail(tc, "AUX record %llu+%llu crosses the buffer end",
 				  (unsigned long long)off,

@@ -7,7 +7,8 @@
  * stream filling up to the buffer end); these tests drive the buffer round
  * many times and check what perf promises about it:
  *  - a consumer that keeps up loses nothing over 1000 wraps, and every
- *    PERF_RECORD_AUX is contiguous with the last and inside the buffer;
+ *    PERF_RECORD_AUX is contiguous with the last and inside the buffer
+ *    (a run in which the host starved the consumer is run again);
  *  - a consumer that stalls gets a TRUNCATED record, a gap only there, and
  *    trace again once it has caught up;
  *  - a snapshot (overwrite) buffer holds the newest trace, up to aux_head,
@@ -82,10 +83,10 @@ static void wrap_log(struct __test_metadata *_metadata,
 	TH_LOG("%llu bytes checked in %.1f s: %llu records, %llu wraps",
 	       (unsigned long long)tc->bytes, secs,
 	       (unsigned long long)tc->records, (unsigned long long)tc->wraps);
-	TH_LOG("%llu AUX records, %llu truncated, %llu gaps, %llu lost",
+	TH_LOG("%llu AUX records, %llu truncated, %llu gaps, %llu lost, at most %llu bytes unread",
 	       (unsigned long long)tc->aux_records,
 	       (unsigned long long)tc->truncated, (unsigned long long)tc->gaps,
-	       (unsigned long long)tc->lost);
+	       (unsigned long long)tc->lost, (unsigned long long)tc->max_fill);
 }
 
 /* Stops the event, drains and logs what was seen; 0 or -1. */
@@ -109,26 +110,54 @@ static unsigned long wrap_pages(void)
 	return pages < 4 ? 4 : pages;
 }
 
-TEST_F_TIMEOUT(wrap, keep_up_1000_wraps, 300)
+/*
+ * Whether the consumer fell so far behind that the generator may have found
+ * no room for a tick.  The generator truncates only when less than a tick
+ * fits before its limit, which lies within a page behind aux_tail; the
+ * producer may have read aux_tail up to one AUX record (a tick) before the
+ * consumer saw it.  A consumer the host did not run for that long lags for
+ * a reason that is not perf's, and its run proves nothing about one that
+ * keeps up; a producer that truncates with more room left is wrong.
+ */
+static bool wrap_starved(struct trace_consumer *tc, unsigned long pages)
+{
+	uint64_t room = (pages - 1) * page_size();
+	uint64_t tick = (uint64_t)tc->cfg.burst * tc->rec;
+
+	return tc->max_fill + 2 * tick + tc->rec + tc->align >= room;
+}
+
+#define WRAP_ATTEMPTS 3
+
+TEST_F_TIMEOUT(wrap, keep_up_1000_wraps, 600)
 {
 	struct trace_consumer *tc = &self->tc;
+	unsigned long pages = wrap_pages();
+	int attempt, ret;
 	double start;
-	int ret;
 
-	ret = wrap_open(tc, variant->mode, wrap_pages(), false, 6, 200000,
-			self->cpu);
-	ASSERT_EQ(0, ret);
-	start = now_s();
-	ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
-	ret = trace_consume(tc, 0, 1000, 240);
-	ASSERT_EQ(0, wrap_finish(_metadata, tc, ret, start))
-	{
-		TH_LOG("%s", tc->err);
+	for (attempt = 1; attempt <= WRAP_ATTEMPTS; attempt++) {
+		trace_close(tc);
+		ret = wrap_open(tc, variant->mode, pages, false, 6, 200000,
+				self->cpu);
+		ASSERT_EQ(0, ret);
+		start = now_s();
+		ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
+		ret = trace_consume(tc, 0, 1000, 180);
+		ASSERT_EQ(0, wrap_finish(_metadata, tc, ret, start))
+		{
+			TH_LOG("%s", tc->err);
+		}
+		if (!tc->truncated && !tc->gaps && !tc->lost)
+			break;
+		TH_LOG("attempt %d lost trace; room %llu bytes", attempt,
+		       (unsigned long long)(pages - 1) * page_size());
+		/* Lost trace with room left is perf's (or the driver's) fault. */
+		ASSERT_TRUE(wrap_starved(tc, pages));
 	}
+	if (attempt > WRAP_ATTEMPTS)
+		SKIP(return, "consumer starved");
 	EXPECT_LE(1000, tc->wraps);
-	EXPECT_EQ(0, tc->truncated);
-	EXPECT_EQ(0, tc->gaps);
-	EXPECT_EQ(0, tc->lost);
 }
 
 TEST_F_TIMEOUT(wrap, stalled_consumer_truncated_then_resumed, 120)
