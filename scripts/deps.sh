@@ -17,7 +17,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 COMMON="linux-source-6.12 bc bison flex libelf-dev libssl-dev ccache cpio
-	gcc make xz-utils rsync kmod python3 gzip"
+	gcc make xz-utils rsync kmod python3 gzip libopencsd-bin"
 ARM64="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm"
 X86="qemu-system-x86 busybox-static libc6-dev"
 # lava-run --validate of the board jobs looks for a TFTP directory and

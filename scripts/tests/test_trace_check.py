@@ -10,20 +10,17 @@ tools/perf/util/arm-spe-decoder/arm-spe-pkt-decoder.h).
 """
 
 import os
-import shutil
 import struct
 import subprocess
-import tempfile
 import unittest
-from typing import Dict, Optional
+from typing import Dict
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-SELFTEST_DIR = os.path.join(ROOT, 'tools', 'testing', 'selftests', 'perf_aux')
+from host_driver import (HERE, SELFTEST_DIR, DriverTestCase, HeaderBuilds,
+                         HostDriver)
+
 HEADER = os.path.join(SELFTEST_DIR, 'trace_check.h')
 DRIVER = os.path.join(HERE, 'trace_check_host.c')
 TRACE_DATA = os.path.join(HERE, 'test_data', 'trace')
-CFLAGS = ['-std=gnu99', '-O2', '-Wall', '-Wextra', '-Werror']
 
 
 def read_hex(name: str) -> bytes:
@@ -92,18 +89,11 @@ EXTENDED = (address(0, 0xaaaae4a9b640) + counter(8, 12) +
             data_source(0x5, 4) + END)
 
 
-class TraceCheckHost:
-    """The compiled host driver; one per test class."""
+class TraceCheckHost(HostDriver):
+    """trace_check_host.c built: runs a checker on a byte stream."""
 
     def __init__(self) -> None:
-        self.dir = tempfile.mkdtemp(prefix='trace_check.')
-        self.binary = os.path.join(self.dir, 'trace_check_host')
-        try:
-            subprocess.run(['gcc', *CFLAGS, '-I', SELFTEST_DIR, '-o',
-                            self.binary, DRIVER], check=True)
-        except subprocess.CalledProcessError:
-            self.cleanup()
-            raise
+        super().__init__(DRIVER)
 
     def run(self, checker: str, data: bytes) -> Dict[str, str]:
         path = os.path.join(self.dir, 'trace.bin')
@@ -118,23 +108,12 @@ class TraceCheckHost:
         fields['exit'] = str(proc.returncode)
         return fields
 
-    def cleanup(self) -> None:
-        shutil.rmtree(self.dir)
-
-
-class CheckerTestCase(unittest.TestCase):
-    host: Optional[TraceCheckHost] = None
+class CheckerTestCase(DriverTestCase):
+    host: TraceCheckHost
 
     @classmethod
-    def setUpClass(cls) -> None:
-        if not shutil.which('gcc'):
-            raise unittest.SkipTest('no host gcc')
-        cls.host = TraceCheckHost()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        if cls.host:
-            cls.host.cleanup()
+    def make_host(cls) -> TraceCheckHost:
+        return TraceCheckHost()
 
     def check(self, checker: str, data: bytes, **expected: object) -> None:
         assert self.host
@@ -319,26 +298,11 @@ class EteAsyncTest(CheckerTestCase):
         super().check(checker, data, **expected)
 
 
-class HeaderBuildTest(unittest.TestCase):
-    """The header must build alone, as plain C, for the host and arm64."""
+class HeaderBuildTest(HeaderBuilds, unittest.TestCase):
+    """The header must build alone, as C99, for the host and arm64."""
 
-    def compile(self, compiler: str) -> "subprocess.CompletedProcess[str]":
-        if not shutil.which(compiler):
-            self.skipTest(f'no {compiler}')
-        return subprocess.run(
-            [compiler, '-std=c99', '-pedantic', '-Wall', '-Wextra', '-Werror',
-             '-fsyntax-only', '-include', HEADER, '-x', 'c', '-'],
-            input='int main(void) { return 0; }\n', capture_output=True,
-            text=True)
-
-    def test_builds_as_c99_on_the_host(self) -> None:
-        proc = self.compile('gcc')
-        self.assertEqual(0, proc.returncode, proc.stderr)
-
-    def test_builds_as_c99_for_arm64(self) -> None:
-        proc = self.compile('aarch64-linux-gnu-gcc')
-        self.assertEqual(0, proc.returncode, proc.stderr)
-
+    HEADER = HEADER
+    FLAGS = ('-std=c99', '-pedantic')
 
 if __name__ == '__main__':
     unittest.main()

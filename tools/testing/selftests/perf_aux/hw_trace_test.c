@@ -9,25 +9,45 @@
  *  - arm_spe_0: every PERF_RECORD_AUX holds whole SPE records (packet
  *    headers as the SPE packet decoder knows them, each record ending in END
  *    or TIMESTAMP) with only zero padding between them;
- *  - cs_etm with a TRBE sink: every record is flagged FORMAT_RAW and the
- *    stream carries A-Sync packets;
+ *  - cs_etm with a TRBE sink: every record is flagged FORMAT_RAW, the
+ *    stream carries A-Sync packets and, where OpenCSD's trc_pkt_lister is
+ *    installed, its packets decode without error (ete_decode.h);
  * and the kernel logs neither a warning nor "Unexpected buffer fault" (a
  * stage-1 fault of the trace unit on its own buffer mapping).
  * Without the PMU the tests skip.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE		/* sched_getcpu(), CPU_SET() */
+#endif
 #include <glob.h>
+#include <sched.h>
 
 #include "../kselftest_harness.h"
 #include "aux_common.h"
+#include "ete_decode.h"
 #include "trace_check.h"
 
 #define AUX_BYTES (4UL << 20)
+
+/*
+ * The ETE stream kept for OpenCSD.  trc_pkt_lister prints a line of about
+ * 50 bytes per packet, and most ETE packets are one byte, so 1 MiB of trace
+ * is a 50 MB listing and a few seconds: enough trace to find a bad page,
+ * not enough to fill a board's /tmp.
+ */
+#define ETE_KEEP_BYTES (1024UL * 1024)
+#define ETE_DECODE_SECONDS 60
 
 struct hw_seen {
 	struct aux_buffer *b;
 	bool trbe;
 	unsigned long long bytes, records, async, aux_records;
 	char err[160];
+	/* TRBE: the stream from its start, as long as it is continuous. */
+	unsigned char *kept;
+	size_t kept_len;
+	bool kept_cut;		/* may end inside a packet */
+	bool kept_done;
 };
 
 FIXTURE(hw_trace) {
@@ -35,6 +55,9 @@ FIXTURE(hw_trace) {
 	int kmsg;
 	struct aux_buffer buf;
 	struct hw_seen seen;
+	int cpu;		/* TRBE: the CPU the test runs on */
+	bool pinned;
+	cpu_set_t cpus;		/* the affinity before pinning */
 };
 
 FIXTURE_VARIANT(hw_trace) {
@@ -73,6 +96,40 @@ static bool have_trbe_sink(void)
 	return found;
 }
 
+static bool cpu_has_ete(int cpu)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), ETE_SYSFS_CPU_FMT "/trcidr/trcidr0", cpu);
+	return !access(path, R_OK);
+}
+
+/*
+ * Keeps the task on one CPU with a trace unit, this one if it has.  A raw
+ * TRBE stream names no trace unit (no formatter, no trace IDs), and CPUs
+ * of different types have different ID registers, which the decoder needs
+ * to read packets right: on one CPU, that CPU's registers describe all of
+ * the trace.  Perf likewise decodes raw trace per CPU.  Returns the CPU or
+ * -1.
+ */
+static int pin_to_ete_cpu(cpu_set_t *old)
+{
+	int cpu = sched_getcpu(), i;
+	cpu_set_t one;
+
+	if (sched_getaffinity(0, sizeof(*old), old))
+		return -1;
+	if (cpu < 0 || !CPU_ISSET(cpu, old) || !cpu_has_ete(cpu))
+		for (cpu = -1, i = 0; i < CPU_SETSIZE && cpu < 0; i++)
+			if (CPU_ISSET(i, old) && cpu_has_ete(i))
+				cpu = i;
+	if (cpu < 0)
+		return -1;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one) ? -1 : cpu;
+}
+
 FIXTURE_SETUP(hw_trace)
 {
 	struct perf_event_attr attr = {
@@ -85,10 +142,20 @@ FIXTURE_SETUP(hw_trace)
 
 	self->fd = -1;
 	self->kmsg = -1;
+	self->pinned = false;
 	if (type < 0 || (variant->trbe && !have_trbe_sink()))
 		SKIP(return, "%s", variant->skip);
 	attr.type = type;
-	if (!variant->trbe) {
+	if (variant->trbe) {
+		self->cpu = pin_to_ete_cpu(&self->cpus);
+		ASSERT_LE(0, self->cpu)
+		{
+			TH_LOG("cannot run on a CPU with a trace unit");
+		}
+		self->pinned = true;
+		self->seen.kept = malloc(ETE_KEEP_BYTES);
+		ASSERT_NE(NULL, self->seen.kept);
+	} else {
 		attr.config = 1;		/* ts_enable */
 		attr.sample_period = 4096;	/* SPE takes no frequency */
 	}
@@ -107,6 +174,9 @@ FIXTURE_SETUP(hw_trace)
 
 FIXTURE_TEARDOWN(hw_trace)
 {
+	free(self->seen.kept);
+	if (self->pinned)
+		sched_setaffinity(0, sizeof(self->cpus), &self->cpus);
 	aux_buffer_unmap(&self->buf);
 	if (self->fd >= 0)
 		close(self->fd);
@@ -114,6 +184,32 @@ FIXTURE_TEARDOWN(hw_trace)
 	EXPECT_EQ(0, kmsg_warnings(self->kmsg));
 	if (self->kmsg >= 0)
 		close(self->kmsg);
+}
+
+/*
+ * Appends a TRBE record to the kept stream.  Records follow each other in
+ * the stream until one says trace was lost after it: TRUNCATED (buffer
+ * full) or COLLISION (a wrap: the TRBE stopped while the ETE went on).
+ * That one is kept, ending the copy, and as the ETE was not stopped there
+ * it may end inside a packet.
+ */
+static void hw_keep(struct hw_seen *s, const unsigned char *p, size_t size,
+		    __u64 flags)
+{
+	size_t room = ETE_KEEP_BYTES - s->kept_len;
+
+	if (!s->kept || s->kept_done)
+		return;
+	if (size >= room) {
+		size = room;
+		s->kept_cut = true;
+	}
+	memcpy(s->kept + s->kept_len, p, size);
+	s->kept_len += size;
+	if (flags & (PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_PARTIAL |
+		     PERF_AUX_FLAG_COLLISION))
+		s->kept_cut = true;
+	s->kept_done = s->kept_cut;
 }
 
 static int hw_record(void *ctx, __u64 off, __u64 size, __u64 flags)
@@ -142,6 +238,7 @@ static int hw_record(void *ctx, __u64 off, __u64 size, __u64 flags)
 		 * record may have none, the session as a whole must.
 		 */
 		ete_count_async(p, size, &res);
+		hw_keep(s, p, size, flags);
 		ret = 0;
 	} else {
 		ret = spe_check_stream(p, size, partial, &res);
@@ -178,7 +275,42 @@ static unsigned long hw_workload(void)
 	return sum;
 }
 
-TEST_F_TIMEOUT(hw_trace, records_parse, 120)
+/*
+ * OpenCSD's packet decode of the kept stream, where trc_pkt_lister is
+ * installed; without it the other checks stand alone.  TRCCONFIGR is what
+ * the driver programs for attr.config 0: no option bit set.
+ */
+static void hw_decode_ete(struct __test_metadata *_metadata, int cpu,
+			  const struct hw_seen *s)
+{
+	struct ete_decode_result dec;
+	char dir[64], tool[ETE_PATH_MAX];
+	struct ete_regs regs;
+	int ret;
+
+	if (ete_lister_find(tool, sizeof(tool))) {
+		TH_LOG("OpenCSD not installed: ETE stream not decoded");
+		return;
+	}
+	snprintf(dir, sizeof(dir), ETE_SYSFS_CPU_FMT, cpu);
+	ret = ete_regs_read(dir, 0, &regs);
+	ASSERT_EQ(0, ret)
+	{
+		TH_LOG("ETE registers of CPU %d: %s", cpu, strerror(-ret));
+	}
+	ret = ete_decode(&regs, s->kept, s->kept_len, s->kept_cut,
+			 ETE_DECODE_SECONDS, &dec);
+	TH_LOG("OpenCSD: %zu ETE packets in %zu bytes%s, %zu errors",
+	       dec.packets, s->kept_len, s->kept_cut ? " (cut)" : "",
+	       dec.errors);
+	ASSERT_EQ(0, ret)
+	{
+		TH_LOG("decode: %s", ret < 0 ? strerror(-ret) : dec.error);
+	}
+	ASSERT_LT(0, dec.packets);
+}
+
+TEST_F_TIMEOUT(hw_trace, records_parse, 200)
 {
 	unsigned long sum = 0;
 	int round, n;
@@ -204,6 +336,8 @@ TEST_F_TIMEOUT(hw_trace, records_parse, 120)
 	ASSERT_LT(0, self->seen.bytes);
 	/* A-Sync for the ETE stream, whole records for SPE. */
 	EXPECT_LT(0, variant->trbe ? self->seen.async : self->seen.records);
+	if (variant->trbe)
+		hw_decode_ete(_metadata, self->cpu, &self->seen);
 }
 
 TEST_HARNESS_MAIN
