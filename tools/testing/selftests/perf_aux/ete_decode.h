@@ -34,6 +34,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifndef ARRAY_SIZE	/* kselftest.h has it; the host tests build without */
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
 /* The trace unit of CPU N, as the cs_etm PMU links it. */
 #define ETE_SYSFS_CPU_FMT "/sys/bus/event_source/devices/cs_etm/cpu%d"
 
@@ -101,22 +105,23 @@ static inline int ete_read_reg(const char *cpu_dir, const char *name,
 static inline int ete_regs_read(const char *cpu_dir, uint32_t trcconfigr,
 				struct ete_regs *regs)
 {
-	int ret;
+	const struct {
+		const char *name;
+		uint32_t *val;
+	} from_sysfs[] = {
+		{ "trcidr/trcidr0", &regs->trcidr0 },
+		{ "trcidr/trcidr1", &regs->trcidr1 },
+		{ "trcidr/trcidr2", &regs->trcidr2 },
+		{ "trcidr/trcidr8", &regs->trcidr8 },
+		{ "mgmt/trcdevarch", &regs->trcdevarch },
+		{ "mgmt/trcauthstatus", &regs->trcauthstatus },
+	};
+	size_t i;
+	int ret = 0;
 
 	memset(regs, 0, sizeof(*regs));
-	ret = ete_read_reg(cpu_dir, "trcidr/trcidr0", &regs->trcidr0);
-	if (!ret)
-		ret = ete_read_reg(cpu_dir, "trcidr/trcidr1", &regs->trcidr1);
-	if (!ret)
-		ret = ete_read_reg(cpu_dir, "trcidr/trcidr2", &regs->trcidr2);
-	if (!ret)
-		ret = ete_read_reg(cpu_dir, "trcidr/trcidr8", &regs->trcidr8);
-	if (!ret)
-		ret = ete_read_reg(cpu_dir, "mgmt/trcdevarch",
-				   &regs->trcdevarch);
-	if (!ret)
-		ret = ete_read_reg(cpu_dir, "mgmt/trcauthstatus",
-				   &regs->trcauthstatus);
+	for (i = 0; !ret && i < ARRAY_SIZE(from_sysfs); i++)
+		ret = ete_read_reg(cpu_dir, from_sysfs[i].name, from_sysfs[i].val);
 	regs->trcconfigr = trcconfigr;
 	regs->trctraceidr = 0x10;
 	return ret;
