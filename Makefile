@@ -1,21 +1,25 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make run    the main job: build, boot and test one KERNEL on one TARGET
-# make check  the project's own tests (what CI runs)
+# make check  the project's own tests (what CI runs; 30 min from cold)
+# make check-full  the whole matrix: every base (or BASE), target, variant,
+#              mutant
 # make mutants  the kernel and test-module mutants alone, with the peers,
-#              and the kill matrix
+#              and the kill matrix (on BASE)
 # make repeat [ROUNDS=5]  the suite ROUNDS times on one boot and on fresh
 #              boots; lists flaky cases
 #
-# TARGET=arm64-4k|arm64-16k|arm64-64k|x86_64  KERNEL=reference|stock
+# BASE=7.3|7.2|6.12  TARGET=arm64-4k|arm64-16k|arm64-64k|x86_64
+# KERNEL=reference|stock  VARIANT=default|strict|...
 # KERNEL_SRC=/path/to/linux  KERNEL_ARGS="extra boot parameters"
 
+BASE ?=
 TARGET ?= arm64-4k
 KERNEL ?= reference
 KERNEL_SRC ?=
 KERNEL_ARGS ?=
 ROUNDS ?= 5
-export TARGET KERNEL KERNEL_SRC KERNEL_ARGS
+export BASE TARGET KERNEL KERNEL_SRC KERNEL_ARGS
 
 run:
 	scripts/run.sh
@@ -23,8 +27,12 @@ run:
 check:
 	scripts/check.sh
 
+check-full:
+	scripts/check.sh --full
+
 mutants:
-	scripts/check.sh peers aux_mutants vmap_mutants module_mutants
+	BASE="$${BASE:-$$(. scripts/lib.sh; default_base)}" \
+		scripts/check.sh --full peers aux_mutants vmap_mutants module_mutants
 
 repeat:
 	scripts/repeat.sh $(ROUNDS)
@@ -32,4 +40,4 @@ repeat:
 clean:
 	rm -rf out
 
-.PHONY: run check mutants repeat clean
+.PHONY: run check check-full mutants repeat clean

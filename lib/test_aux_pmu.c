@@ -410,8 +410,8 @@ static int aux_test_event_init(struct perf_event *event)
 	else
 		g->rec_bytes = ETE_ASYNC_BYTES + 8 * (words + 2);
 	g->frame_seq = U64_MAX;
-	hrtimer_init(&event->hw.hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
-	event->hw.hrtimer.function = aux_gen_tick;
+	hrtimer_setup(&event->hw.hrtimer, aux_gen_tick, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_HARD);
 	event->pmu_private = g;
 	event->destroy = aux_test_destroy;
 	return 0;

@@ -1,17 +1,30 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The project's tests (make check):
-#  1. host unit tests of the glue (scripts/tests);
-#  2. the main job on the reference kernel, on every target and variant:
-#     every suite passes;
-#  3. the main job on stock Debian 6.12 (the negative control), with the
-#     outcome each suite must give there;
-#  4. each kernel mutant under scripts/mutants/: the suite written for the
-#     rule it breaks must fail;
-#  5. each mutant of the synthetic AUX PMU (scripts/mutants/test_aux_pmu):
-#     the trace integrity or wrap kselftests must fail.
-# Each expectation is one check; the last line counts them.
+# The project's tests, in two tiers, one check per line ("ok - ..." or
+# "not ok - ..."), the last line "N passed, N failed, N skipped":
+#
+# make check (scripts/check.sh): what CI runs; one kernel build of the
+# default base (mainline) serves the reference, and ccache serves most of it
+# to the stock control and the mutants:
+#  host        host unit tests of the glue (scripts/tests);
+#  reference   the reference kernel, arm64-4k: every suite passes, on the
+#              default boot and with vmap_granule_kunit.strict=1;
+#  stock       the stock kernel (the negative control): the AUX allocator,
+#              map, integrity and wrap suites pass, the granule cases skip
+#              with "vmap() maps base pages only", and fail when strict;
+#  mutants     one kernel mutant of each family (AUX allocator, vmap/arm64,
+#              synthetic PMU), each killed by the suite written for it;
+#  lava_schema the LAVA jobs and test definition against lava_common's
+#              schemas, broken variants rejected, lava-run --validate.
+#
+# make check-full (scripts/check.sh --full): the whole matrix, for every
+# base: the reference on every variant, stock, the sanitizers, every mutant
+# with the peers beside, the other targets; then the LAVA stage with
+# lava-run of the QEMU jobs compared case by case with the direct runs.
+#
+# scripts/check.sh [--full] STAGE... runs only the named stages (of that
+# tier; the full tier's stages run for each base, or for BASE when set).
 
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -62,13 +75,21 @@ host_tests()
 	done <<< "$out"
 }
 
-# run_job KERNEL TARGET VARIANT: the main job; sets $res to its results.
+# run_job KERNEL TARGET VARIANT [KERNEL_ARG...]: the main job on $BASE;
+# sets $res to its results.
 run_job()
 {
-	KERNEL=$1 TARGET=$2 VARIANT=$3 KERNEL_SRC= KERNEL_ARGS= \
-		"$PERF_AUX_ROOT/scripts/run.sh" || true
-	res="$PERF_AUX_OUT/results/$(result_name "$1" "$2" "$3")"
+	local kernel=$1 target=$2 variant=$3
+
+	shift 3
+	KERNEL=$kernel TARGET=$target VARIANT=$variant KERNEL_SRC= \
+		KERNEL_ARGS="$*" "$PERF_AUX_ROOT/scripts/run.sh" || true
+	res="$PERF_AUX_OUT/results/$(result_name "$kernel" "$BASE" "$target" "$variant")"
 }
+
+# The strict boots of make check run the suites strict mode changes:
+# KUnit (all of it, one boot) and pagesize_test.
+STRICT_TESTS="perf_aux.tests=perf_aux:pagesize_test"
 
 # The reference kernel must pass every suite, on every target; its
 # variants change what the granule suite expects, never whether it passes.
@@ -106,11 +127,23 @@ reference_variants()
 	done
 }
 
+# make check: the reference kernel on the default and the strict boot.
+reference_quick()
+{
+	reference_run arm64-4k default
+	run_job reference arm64-4k strict "$STRICT_TESTS"
+	expect "$res" perf_aux_alloc --min-passed 30 --no-failure
+	expect "$res" vmap_granule --min-passed 25 --no-failure
+	expect "$res" perf_aux.pagesize_test --min-passed 5 --no-failure
+}
+
 # The trust run: the whole suite under KASAN, lockdep, DEBUG_VM and
 # kmemleak passes, and none of them reports anything.
 sanitize_run()
 {
-	local run=reference-arm64-4k-sanitize logs reports
+	local run logs reports
+
+	run=$(result_name reference "$BASE" arm64-4k sanitize)
 
 	reference_run arm64-4k sanitize
 	logs="$PERF_AUX_OUT/logs/$run"
@@ -132,8 +165,10 @@ reference_targets()
 	done
 }
 
-# Stock 6.12 has the AUX allocator change (6.12.113) but not large vmap:
-# the granule suites say so by skipping, or by failing when strict.
+# Stock kernels have the AUX allocator change (6.16; Debian 6.12.113) but
+# not large vmap: the granule suites say so by skipping, or by failing when
+# strict.  STOCK_STRICT_ARGS: what the strict boot runs (make check: only
+# the suites strict mode changes).
 stock_runs()
 {
 	local suite
@@ -146,9 +181,28 @@ stock_runs()
 		expect "$res" "$suite" --no-failure --min-skipped 1 \
 			--skip-reason "vmap() maps base pages only"
 	done
-	run_job stock arm64-4k strict
+	# shellcheck disable=SC2086
+	run_job stock arm64-4k strict ${STOCK_STRICT_ARGS:-}
 	expect "$res" vmap_granule --failure
 	expect "$res" perf_aux.pagesize_test --failure
+}
+
+# KERNEL_SRC= a tree of the user's (here an unpacked Debian source): the
+# hook-ups are chosen from its version and it is the stock control of that
+# base, with the same outcome.
+custom_tree()
+{
+	local src="$PERF_AUX_CACHE/src/$BASE" suite
+
+	KERNEL=stock TARGET=arm64-4k VARIANT=default KERNEL_SRC=$src \
+		KERNEL_ARGS= "$PERF_AUX_ROOT/scripts/run.sh" || true
+	res="$PERF_AUX_OUT/results/$(result_name custom "$BASE" arm64-4k default)"
+	expect "$res" perf_aux_alloc --min-passed 30 --no-failure
+	expect "$res" perf_aux.map_test --min-passed 30 --no-failure
+	for suite in vmap_granule perf_aux.pagesize_test; do
+		expect "$res" "$suite" --no-failure --min-skipped 1 \
+			--skip-reason "vmap() maps base pages only"
+	done
 }
 
 # The peers, on the same mutant kernels: lib/test_vmalloc.c (what
@@ -162,10 +216,16 @@ PEER_OFF="test_vmalloc.run_test_mask=0"
 # QEMU kernel cannot open: they fail (by timeout, 2 minutes) on every kernel.
 PEER_PERF_EVENTS="perf_aux.tests=perf_events:watermark_signal,perf_events:mmap"
 
+# mutant_run NAME: the name of mutant NAME's results on this base.
+mutant_run()
+{
+	echo "$1-$BASE-arm64-4k"
+}
+
 # peer_selftests NAME VARIANT RES: selftests/perf_events on mutant NAME.
 peer_selftests()
 {
-	local log="$PERF_AUX_OUT/logs/mutant-$1-arm64-4k-perf_events.log"
+	local log="$PERF_AUX_OUT/logs/mutant-$(mutant_run "$1")-perf_events.log"
 
 	KSELFTEST_TARGETS=perf_events "$PERF_AUX_ROOT/scripts/kselftest.sh" \
 		mutant arm64-4k "$2" "$log" "$PEER_OFF" "$PEER_PERF_EVENTS" \
@@ -176,9 +236,10 @@ peer_selftests()
 # The peers on the unmutated kernel: what they fail here kills nothing.
 peer_baseline()
 {
-	local res="$PERF_AUX_OUT/mutants/baseline-arm64-4k"
-	local log="$PERF_AUX_OUT/logs/mutant-baseline-arm64-4k-kunit.log"
+	local res log
 
+	res="$PERF_AUX_OUT/mutants/$(mutant_run baseline)"
+	log="$PERF_AUX_OUT/logs/mutant-$(mutant_run baseline)-kunit.log"
 	rm -rf "$res"
 	# shellcheck disable=SC2086
 	mutant_build "" strict "$log" $PEER_VMALLOC || return
@@ -186,6 +247,33 @@ peer_baseline()
 	$RESULTS peers "$log" "$res"
 	peer_selftests baseline strict "$res"
 	expect "$res" peer.test_vmalloc --min-passed 5 --failure
+}
+
+# mutant_patch DIR NAME: the patch of mutant NAME for this base: a base's
+# own (DIR/<base>/NAME.patch, where the code it breaks moved) or the one
+# every base takes.
+mutant_patch()
+{
+	if [ -f "$1/$BASE/$2.patch" ]; then
+		echo "$1/$BASE/$2.patch"
+	else
+		echo "$1/$2.patch"
+	fi
+}
+
+# mutant_names DIR [NAME...]: the mutants of a family, or the named ones.
+mutant_names()
+{
+	local dir=$1 m
+
+	shift
+	if [ $# -gt 0 ]; then
+		echo "$@"
+		return
+	fi
+	for m in "$dir"/*.patch; do
+		basename "$m" .patch
+	done
 }
 
 # mutant_build PATCH VARIANT LOG [KERNEL_ARG...]: applies PATCH to the
@@ -204,62 +292,102 @@ mutant_build()
 	fi
 	if ! "$PERF_AUX_ROOT/scripts/kernel-tree.sh" mutant "$m" > "$log.tree" 2>&1; then
 		cat "$log.tree"
-		verdict 1 "mutant $name applies"
+		verdict 1 "mutant $name applies to $BASE"
 		return 1
 	fi
 	"$PERF_AUX_ROOT/scripts/kunit.sh" mutant arm64-4k "$variant" "$log" \
 		"$@" > "$log.out" 2>&1 || rc=$?
+	grep '^ccache: ' "$log.out" || true
 	if [ "$rc" -gt 1 ]; then
 		tail -20 "$log.out"
-		verdict 1 "mutant $name builds"
+		verdict 1 "mutant $name builds on $BASE"
 		return 1
 	fi
 }
 
-# run_mutants DIR SUITE VARIANT: every patch in DIR makes SUITE fail.
+# run_mutants DIR SUITE VARIANT [NAME...]: every patch in DIR (or the named
+# ones) makes SUITE fail.  With PERF_AUX_PEERS=1 the peers run beside.
 run_mutants()
 {
-	local dir=$1 suite=$2 variant=$3 m name res log
+	local dir=$1 suite=$2 variant=$3 m name res log i=0 n
+	local -a names
 
-	for m in "$dir"/*.patch; do
-		name=$(basename "$m" .patch)
-		res="$PERF_AUX_OUT/mutants/$name-arm64-4k"
-		log="$PERF_AUX_OUT/logs/mutant-$name-arm64-4k-kunit.log"
+	shift 3
+	read -r -a names <<< "$(mutant_names "$dir" "$@")"
+	n=${#names[@]}
+	for name in "${names[@]}"; do
+		i=$((i + 1))
+		echo "-- mutant $i of $n: $name ($BASE)"
+		m=$(mutant_patch "$dir" "$name")
+		res="$PERF_AUX_OUT/mutants/$(mutant_run "$name")"
+		log="$PERF_AUX_OUT/logs/mutant-$(mutant_run "$name")-kunit.log"
 		rm -rf "$res"
-		# shellcheck disable=SC2086
-		mutant_build "$m" "$variant" "$log" $PEER_VMALLOC || continue
+		if [ "${PERF_AUX_PEERS:-0}" = 1 ]; then
+			# shellcheck disable=SC2086
+			mutant_build "$m" "$variant" "$log" $PEER_VMALLOC || continue
+		else
+			mutant_build "$m" "$variant" "$log" || continue
+		fi
 		$RESULTS kunit "$log" "$res"
-		$RESULTS peers "$log" "$res"
-		peer_selftests "$name" "$variant" "$res"
+		if [ "${PERF_AUX_PEERS:-0}" = 1 ]; then
+			$RESULTS peers "$log" "$res"
+			peer_selftests "$name" "$variant" "$res"
+		fi
 		expect "$res" "$suite" --failure
 	done
 }
 
-# run_module_mutants DIR: every patch of the synthetic AUX PMU in DIR makes
-# the trace integrity or wrap kselftests fail.
+# run_module_mutants DIR [NAME...]: every patch of the synthetic AUX PMU in
+# DIR (or the named ones) makes the trace integrity or wrap kselftests fail.
 run_module_mutants()
 {
-	local dir=$1 m name res log suite line
+	local dir=$1 m name res log suite line i=0 n
+	local -a names peer_off=()
 
-	for m in "$dir"/*.patch; do
-		name=$(basename "$m" .patch)
-		res="$PERF_AUX_OUT/mutants/$name-arm64-4k"
-		log="$PERF_AUX_OUT/logs/mutant-$name-arm64-4k"
+	shift
+	read -r -a names <<< "$(mutant_names "$dir" "$@")"
+	n=${#names[@]}
+	[ "${PERF_AUX_PEERS:-0}" != 1 ] || peer_off=("$PEER_OFF")
+	for name in "${names[@]}"; do
+		i=$((i + 1))
+		echo "-- module mutant $i of $n: $name ($BASE)"
+		m=$(mutant_patch "$dir" "$name")
+		res="$PERF_AUX_OUT/mutants/$(mutant_run "$name")"
+		log="$PERF_AUX_OUT/logs/mutant-$(mutant_run "$name")"
 		rm -rf "$res"
-		mutant_build "$m" default "$log-kunit.log" "$PEER_OFF" || continue
+		mutant_build "$m" default "$log-kunit.log" "${peer_off[@]}" || continue
 		"$PERF_AUX_ROOT/scripts/kselftest.sh" mutant arm64-4k default \
-			"$log-kselftest.log" "$PEER_OFF" > /dev/null 2>&1 || true
+			"$log-kselftest.log" "${peer_off[@]}" \
+			${MODULE_MUTANT_TESTS:+"$MODULE_MUTANT_TESTS"} \
+			> /dev/null 2>&1 || true
 		$RESULTS kselftest "$log-kselftest.log" "$res"
 		for suite in integrity_test wrap_test; do
 			line=$($RESULTS expect "$res" "perf_aux.$suite" --failure) &&
 				break
 		done
-		verdict $? "$name-arm64-4k: $line"
+		verdict $? "$(mutant_run "$name"): $line"
 	done
 }
 
-# The LAVA jobs: schema validation, rejects, and a lava-run of the QEMU job
-# whose results must equal the direct run of the reference kernel.
+# make check's mutants: one of each family, chosen for what they prove and
+# what they cost (each rebuilds one object and links):
+#  watermark_ignored   perf/aux: PREFER_LARGE chunks ignore the watermark
+#  cont_needs_hugetlb  vmap: cont-PTE blocks lost with CONFIG_HUGETLB_PAGE=n,
+#                      the bug of v4..v7 of the posted series
+#  wrap_drops_byte     synthetic PMU: a byte lost at the buffer wrap, caught
+#                      by integrity_test alone (the only kselftest booted)
+quick_mutants()
+{
+	local mutants=$1
+
+	run_mutants "$mutants/aux_alloc" perf_aux_alloc default watermark_ignored
+	run_mutants "$mutants/vmap_granule" vmap_granule strict cont_needs_hugetlb
+	MODULE_MUTANT_TESTS="perf_aux.tests=perf_aux:integrity_test" \
+		run_module_mutants "$mutants/test_aux_pmu" wrap_drops_byte
+}
+
+# The LAVA jobs: schema validation, rejects, and (full tier) a lava-run of
+# the QEMU jobs whose results must equal the direct run of the reference.
 lava_checks()
 {
 	local line
@@ -271,12 +399,29 @@ lava_checks()
 		"not ok - "*) verdict 1 "${line#not ok - }" ;;
 		*) echo "$line" ;;
 		esac
-	done < <("$PERF_AUX_ROOT/scripts/lava/check.sh" 2>&1)
+	done < <("$PERF_AUX_ROOT/scripts/lava/check.sh" "$@" 2>&1)
 }
 
-# Stages in order; "scripts/check.sh NAME..." runs only the named ones.
-STAGES="host reference stock sanitize peers aux_mutants vmap_mutants
-	module_mutants targets lava"
+# Stages in order; "scripts/check.sh [--full] NAME..." runs only the named
+# ones.
+QUICK_STAGES="host reference stock mutants lava_schema"
+FULL_STAGES="host reference stock sanitize peers aux_mutants vmap_mutants
+	module_mutants targets custom lava"
+# Stages of the full tier that run once, not once per base.
+ONCE_STAGES="host custom lava lava_schema"
+
+stage_times=()
+
+# timed NAME FN ARGS...: a stage, its time kept for the table at the end.
+timed()
+{
+	local name=$1 start
+
+	shift
+	start=$(date +%s)
+	stage "$name" "$@"
+	stage_times+=("$(printf '%6d s  %s' $(($(date +%s) - start)) "$name")")
+}
 
 run_stage()
 {
@@ -284,50 +429,105 @@ run_stage()
 	local mutants=${PERF_AUX_MUTANTS:-$PERF_AUX_ROOT/scripts/mutants}
 
 	case "$1" in
-	host) stage "host tests" host_tests ;;
-	reference) stage "reference kernel, arm64-4k variants" reference_variants ;;
-	stock) stage "stock kernel" stock_runs ;;
-	sanitize) stage "sanitizers" sanitize_run ;;
-	peers) stage "peers on the unmutated kernel" peer_baseline ;;
+	host) timed "host tests" host_tests ;;
+	reference)
+		if [ -n "$FULL" ]; then
+			timed "$BASE reference kernel, arm64-4k variants" reference_variants
+		else
+			timed "$BASE reference kernel, default and strict" reference_quick
+		fi ;;
+	stock)
+		if [ -n "$FULL" ]; then
+			timed "$BASE stock kernel" stock_runs
+		else
+			STOCK_STRICT_ARGS=$STRICT_TESTS timed "$BASE stock kernel" stock_runs
+		fi ;;
+	sanitize) timed "$BASE sanitizers" sanitize_run ;;
+	peers) PERF_AUX_PEERS=1 timed "$BASE peers on the unmutated kernel" peer_baseline ;;
+	mutants) timed "$BASE one mutant of each family" quick_mutants "$mutants" ;;
 	aux_mutants)
-		stage "AUX allocator mutants" run_mutants \
+		PERF_AUX_PEERS=1 timed "$BASE AUX allocator mutants" run_mutants \
 			"$mutants/aux_alloc" perf_aux_alloc default ;;
 	vmap_mutants)
-		stage "vmap granule mutants" run_mutants \
+		PERF_AUX_PEERS=1 timed "$BASE vmap granule mutants" run_mutants \
 			"$mutants/vmap_granule" vmap_granule strict ;;
 	module_mutants)
-		stage "synthetic AUX PMU mutants" run_module_mutants \
-			"$mutants/test_aux_pmu" ;;
-	lava) stage "LAVA jobs" lava_checks ;;
-	targets) stage "reference kernel, other targets" reference_targets ;;
-	*) die "unknown stage '$1' (one of:" $STAGES")" ;;
+		PERF_AUX_PEERS=1 timed "$BASE synthetic AUX PMU mutants" \
+			run_module_mutants "$mutants/test_aux_pmu" ;;
+	lava) timed "LAVA jobs, lava-run" lava_checks ;;
+	custom)
+		# A mainline tree other than the default base's, where there is one.
+		case " $PERF_AUX_BASES " in
+		*" 7.2 "*) BASE=7.2 ;;
+		esac
+		"$PERF_AUX_ROOT/scripts/deps.sh" "base-$BASE" > /dev/null
+		timed "KERNEL_SRC=src/$BASE (hook-ups from its version)" custom_tree ;;
+	lava_schema) timed "LAVA jobs, schemas" lava_checks --schema ;;
+	targets) timed "$BASE reference kernel, other targets" reference_targets ;;
+	*) die "unknown stage '$1' (one of:" $QUICK_STAGES $FULL_STAGES")" ;;
 	esac
 }
 
+FULL=
+
 main()
 {
-	local s
+	local s b stages bases once=() per_base=() start
 
+	start=$(date +%s)
+	if [ "${1:-}" = --full ]; then
+		FULL=1
+		shift
+	fi
 	mkdir -p "$PERF_AUX_OUT/logs"
-	# A full run starts from nothing; a partial one keeps earlier results.
+	# A whole tier starts from nothing; named stages keep earlier results.
 	[ $# -gt 0 ] || rm -rf "$PERF_AUX_OUT/results" "$PERF_AUX_OUT/mutants"
+	if [ -n "$FULL" ]; then
+		stages=${*:-$FULL_STAGES}
+		bases=${BASE:-$PERF_AUX_BASES}
+		for b in $bases; do check_base "$b"; done
+	else
+		stages=${*:-$QUICK_STAGES}
+		bases=$(default_base)
+	fi
+	for s in $stages; do
+		case " $ONCE_STAGES " in
+		*" $s "*) once+=("$s") ;;
+		*) per_base+=("$s") ;;
+		esac
+	done
 
-	# shellcheck disable=SC2086
-	stage "install packages" "$PERF_AUX_ROOT/scripts/deps.sh" \
-		$PERF_AUX_TARGETS || exit 2
-	# The host tests parse KTAP with the kernel tree's kunit_parser.
-	stage "kernel tree stock" "$PERF_AUX_ROOT/scripts/kernel-tree.sh" stock || exit 2
-	for s in ${*:-$STAGES}; do
-		run_stage "$s"
+	# shellcheck disable=SC2046
+	timed "install packages" "$PERF_AUX_ROOT/scripts/deps.sh" \
+		$([ -n "$FULL" ] && echo $PERF_AUX_TARGETS || echo arm64-4k) \
+		$(for b in $bases; do echo "base-$b"; done) || exit 2
+	export BASE
+	for s in "${once[@]}"; do
+		[ "$s" = host ] || continue
+		BASE=$(default_base) run_stage host
+	done
+	for b in $bases; do
+		BASE=$b
+		for s in "${per_base[@]}"; do
+			run_stage "$s"
+		done
+	done
+	BASE=$(default_base)
+	for s in "${once[@]}"; do
+		[ "$s" = host ] || run_stage "$s"
 	done
 	# Which test caught which mutant, the peers' kills beside.
-	[ -d "$PERF_AUX_OUT/mutants" ] && $RESULTS matrix
-	python3 "$PERF_AUX_ROOT/scripts/results.py" bench \
-		"$PERF_AUX_OUT/results/stock-arm64-4k" \
-		"$PERF_AUX_OUT/results/reference-arm64-4k" || true
-	python3 "$PERF_AUX_ROOT/scripts/results.py" summary \
-		"$PERF_AUX_OUT"/results/*/ --report "$PERF_AUX_OUT/report.md" |
+	[ -z "$FULL" ] || [ ! -d "$PERF_AUX_OUT/mutants" ] || $RESULTS matrix
+	for b in $bases; do
+		$RESULTS bench "$PERF_AUX_OUT/results/stock-$b-arm64-4k" \
+			"$PERF_AUX_OUT/results/reference-$b-arm64-4k" 2>/dev/null || true
+	done
+	$RESULTS summary "$PERF_AUX_OUT"/results/*/ \
+		--report "$PERF_AUX_OUT/report.md" |
 		sed 's/^[0-9]* passed, .*/suites: &/'
+	echo "stage times:"
+	printf '%s\n' "${stage_times[@]}"
+	printf '%6d s  %s\n' $(($(date +%s) - start)) "in all"
 	[ "$failed" -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
 	echo "$passed passed, $failed failed, $skipped skipped"
 	[ "$failed" -eq 0 ]

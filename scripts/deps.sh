@@ -5,7 +5,11 @@
 # fetches the target's static busybox (for the kselftest initramfs) into the
 # cache.  Only what is missing is installed, so a second run costs a second.
 #
-# Usage: scripts/deps.sh TARGET|lava...
+# Usage: scripts/deps.sh TARGET|lava|base-BASE...
+#
+# "base-BASE" unpacks Debian's linux-source-BASE into $PERF_AUX_CACHE/src/BASE
+# (mainline bases from sid or experimental, through a sources list of its
+# own: the machine's apt configuration is never changed).
 #
 # "lava" is the set scripts/lava/check.sh needs: the dispatcher (lava-run)
 # and schemas, busybox for the converter's host tests, and, unpacked in the
@@ -16,8 +20,10 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-COMMON="linux-source-6.12 bc bison flex libelf-dev libssl-dev ccache cpio
-	gcc make xz-utils rsync kmod python3 gzip libopencsd-bin"
+# busybox-static and libopencsd-bin: the host tests of the LAVA converter
+# (busybox sh and awk) and of the ETE decoder (trc_pkt_lister).
+COMMON="bc bison flex libelf-dev libssl-dev ccache cpio
+	gcc make xz-utils rsync kmod python3 gzip libopencsd-bin busybox-static"
 ARM64="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm"
 X86="qemu-system-x86 busybox-static libc6-dev"
 # lava-run --validate of the board jobs looks for a TFTP directory and
@@ -111,6 +117,83 @@ fetch_lava_files()
 	mv "$LAVA_CACHE/supermin.tmp" "$LAVA_CACHE/supermin"
 }
 
+# apt-get with the private sources list of SUITE (sid, experimental).
+apt_private()
+{
+	local suite=$1 dir="$PERF_AUX_CACHE/apt/$1"
+
+	shift
+	apt-get -q -o Dir::Etc::sourcelist="$dir/sources.list" \
+		-o Dir::Etc::sourceparts=- -o Dir::State::Lists="$dir/lists" \
+		-o APT::Architectures=amd64 "$@"
+}
+
+# The archive the machine's own apt sources use for Debian itself.
+debian_archive()
+{
+	apt-get indextargets --format '$(URI)' 'Created-By: Packages' |
+		sed -n 's#^\(.*/debian\)/dists/.*#\1#p' | head -1
+}
+
+# fetch_debian_deb BASE: the linux-source-BASE .deb in the cache; prints its
+# path.
+fetch_debian_deb()
+{
+	local base=$1 suite dir pkg="linux-source-$1" archive
+
+	suite=$(base_suite "$base")
+	mkdir -p "$PERF_AUX_CACHE/debs"
+	if [ -z "$suite" ]; then
+		install_packages "$pkg" >&2
+		echo "/usr/src/$pkg.tar.xz"
+		return
+	fi
+	dir="$PERF_AUX_CACHE/apt/$suite"
+	mkdir -p "$dir/lists/partial"
+	archive=$(debian_archive)
+	[ -n "$archive" ] || die "no Debian archive in the machine's apt sources"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
+		"$archive $suite main" > "$dir/sources.list"
+	apt_private "$suite" update -qq >&2 ||
+		die "apt-get update of $suite failed"
+	(cd "$PERF_AUX_CACHE/debs" &&
+		apt_private "$suite" download -qq "$pkg" 2>&1 |
+		grep -v unsandboxed >&2) || true
+	ls -t "$PERF_AUX_CACHE/debs/${pkg}"_*.deb 2>/dev/null | head -1 | grep . ||
+		die "$pkg could not be downloaded from $suite"
+}
+
+# fetch_base BASE: $PERF_AUX_CACHE/src/BASE holds the base's kernel source
+# and, in .perf_aux-debian, the Debian version it came from.
+fetch_base()
+{
+	local base=$1 dst="$PERF_AUX_CACHE/src/$1" file tmp version
+
+	check_base "$base"
+	[ -f "$dst/.perf_aux-debian" ] && return
+	file=$(fetch_debian_deb "$base")
+	tmp="$PERF_AUX_CACHE/src/.extract.$$"
+	rm -rf "$tmp" && mkdir -p "$tmp"
+	if [ "${file%.deb}" != "$file" ]; then
+		version=$(dpkg-deb -f "$file" Version)
+		dpkg-deb --fsys-tarfile "$file" |
+			tar -C "$tmp" -xf - "./usr/src/linux-source-$base.tar.xz"
+		file="$tmp/usr/src/linux-source-$base.tar.xz"
+	else
+		version=$(dpkg-query -W -f='${Version}' "linux-source-$base")
+	fi
+	if [ "$base" = 6.12 ] && dpkg --compare-versions "${version%%-*}" \
+			lt "$PERF_AUX_MIN_DEBIAN"; then
+		die "linux-source-6.12 $version is older than $PERF_AUX_MIN_DEBIAN, which brought PERF_PMU_CAP_AUX_PREFER_LARGE"
+	fi
+	echo "unpacking linux-source-$base $version"
+	tar -C "$tmp" -xf "$file"
+	rm -rf "$dst"
+	mv "$tmp/linux-source-$base" "$dst"
+	rm -rf "$tmp"
+	echo "$version" > "$dst/.perf_aux-debian"
+}
+
 main()
 {
 	local pkgs=$COMMON target
@@ -118,6 +201,7 @@ main()
 	for target in "$@"; do
 		case "$target" in
 		lava) pkgs="$pkgs $LAVA"; continue ;;
+		base-*) continue ;;
 		esac
 		check_target "$target"
 		case "$target" in
@@ -131,6 +215,7 @@ main()
 		case "$target" in
 		arm64-*) fetch_arm64_busybox ;;
 		lava) fetch_lava_files ;;
+		base-*) fetch_base "${target#base-}" ;;
 		esac
 	done
 }

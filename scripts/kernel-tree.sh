@@ -1,48 +1,39 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Prepares the kernel source tree $PERF_AUX_CACHE/trees/NAME:
+# Prepares the kernel source tree $PERF_AUX_CACHE/trees/<base>-NAME:
 #
-#   reference  Debian linux-source-6.12 + hook-ups + scripts/patches/reference
-#   stock      Debian linux-source-6.12 + hook-ups (the negative control)
+#   reference  Debian linux-source-<base> + hook-ups + reference patches
+#   stock      Debian linux-source-<base> + hook-ups (the negative control)
 #   custom     the tree in $KERNEL_SRC (copied, never modified) + hook-ups
 #   mutant     the reference tree + the patch given as second argument
 #
-# "Hook-ups" are the project's files overlaid at their kernel paths
-# ($OVERLAY below) plus the patches
-# in scripts/patches/hookup that wire them into Kconfig and the Makefiles.
+# BASE (default: the first of PERF_AUX_BASES) chooses the Debian source; for
+# a custom tree the base is its version's major.minor.  "Hook-ups" are the
+# project's files overlaid at their kernel paths ($OVERLAY below) plus the
+# patches in scripts/patches/<base>/hookup that wire them into Kconfig and
+# the Makefiles; scripts/patches/<base>/reference is what the base lacks of
+# the rules under test.
 #
 # A tree is rebuilt only when its recipe (source version, overlay files,
 # patches) changed, and then only changed files get a new mtime, so the
 # build directories inside it (.build-*) rebuild incrementally.
 #
-# Usage: scripts/kernel-tree.sh NAME [MUTANT.patch]
+# Usage: BASE=7.3 scripts/kernel-tree.sh NAME [MUTANT.patch]
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 OVERLAY="lib/tests lib/test_aux_pmu.c mm/tests tools/testing/selftests/perf_aux"
+staging=
 
-# Extracts Debian's linux-source-6.12 once and prints its path.
+# The base's Debian source, unpacked by scripts/deps.sh base-BASE.
 debian_source()
 {
-	local deb upstream dir tmp
+	local dir="$PERF_AUX_CACHE/src/$1"
 
-	deb=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null) ||
-		die "linux-source-6.12 is not installed (run scripts/deps.sh)"
-	upstream=${deb%%-*}
-	if dpkg --compare-versions "$upstream" lt "$PERF_AUX_MIN_DEBIAN"; then
-		die "linux-source-6.12 $deb is older than $PERF_AUX_MIN_DEBIAN, which brought PERF_PMU_CAP_AUX_PREFER_LARGE; update it"
-	fi
-	dir="$PERF_AUX_CACHE/src/linux-$upstream"
-	if [ ! -f "$dir/Makefile" ]; then
-		tmp="$PERF_AUX_CACHE/src/.extract.$$"
-		rm -rf "$tmp" && mkdir -p "$tmp"
-		tar -C "$tmp" -xf /usr/src/linux-source-6.12.tar.xz
-		rm -rf "$dir"
-		mv "$tmp"/linux-source-6.12 "$dir"
-		rm -rf "$tmp"
-	fi
+	[ -f "$dir/.perf_aux-debian" ] ||
+		die "no source for base $1 (run scripts/deps.sh base-$1)"
 	echo "$dir"
 }
 
@@ -53,12 +44,13 @@ tree_version()
 
 patch_list()
 {
-	local name=$1 mutant=$2
+	local name=$1 mutant=$2 dir
 
-	ls "$PERF_AUX_ROOT"/scripts/patches/hookup/*.patch
+	dir=$(base_patches "$base")
+	ls "$dir"/hookup/*.patch
 	case "$name" in
 	reference | mutant)
-		ls "$PERF_AUX_ROOT"/scripts/patches/reference/*.patch 2>/dev/null || true
+		ls "$dir"/reference/*.patch 2>/dev/null || true
 		;;
 	esac
 	[ -n "$mutant" ] && echo "$mutant"
@@ -69,6 +61,100 @@ overlay_files()
 {
 	# shellcheck disable=SC2086
 	(cd "$PERF_AUX_ROOT" && find $OVERLAY -type f 2>/dev/null | sort)
+}
+
+# seed_tree NAME BASE: a tree of the same base to start a new one from, its
+# build directories included, so that the new tree's first build recompiles
+# only what differs (the stock control after the reference, a mutant).
+seed_tree()
+{
+	local t
+
+	[ "$1" != custom ] || return 0
+	for t in reference stock mutant; do
+		t="$PERF_AUX_CACHE/trees/$(tree_name "$t" "$2")"
+		if [ -f "$t/.perf_aux-recipe" ]; then
+			echo "$t"
+			return
+		fi
+	done
+}
+
+# new_tree TREE SRC [SEED]: TREE as a copy of SEED (builds and all) or SRC.
+new_tree()
+{
+	if [ -n "${3:-}" ]; then
+		echo "starting $1 from $3 and its builds"
+		cp -a "$3" "$1.tmp"
+	else
+		cp -a "$2" "$1.tmp"
+	fi
+	rm -rf "$1.tmp/.git" "$1.tmp/.perf_aux-recipe"
+	mv "$1.tmp" "$1"
+}
+
+# patched_files PATCH...: the files the patches change, one per line.
+patched_files()
+{
+	sed -n 's#^+++ b/\([^\t]*\).*#\1#p' "$@" | sort -u
+}
+
+# staged_content SRC STAGE PATCH...: STAGE holds the overlay and every file
+# a patch changes, patched; STAGE.files lists them for rsync (anchored).
+staged_content()
+{
+	local src=$1 stage=$2 f d p
+
+	shift 2
+	for d in $OVERLAY; do
+		if [ -d "$PERF_AUX_ROOT/$d" ]; then
+			mkdir -p "$stage/$d"
+			cp -a "$PERF_AUX_ROOT/$d/." "$stage/$d/"
+		else
+			mkdir -p "$stage/$(dirname "$d")"
+			cp -a "$PERF_AUX_ROOT/$d" "$stage/$d"
+		fi
+	done
+	for f in $(patched_files "$@"); do
+		[ -e "$stage/$f" ] || [ ! -e "$src/$f" ] || {
+			mkdir -p "$stage/$(dirname "$f")"
+			cp -a "$src/$f" "$stage/$f"
+		}
+	done
+	for p in "$@"; do
+		echo "applying $(basename "$p")"
+		patch -p1 -s -N --no-backup-if-mismatch -d "$stage" < "$p" ||
+			die "$(basename "$p") does not apply to $src"
+	done
+	{
+		(cd "$stage" && find . -type f -o -type l) | sed 's#^\.##'
+		# The overlay's own directories, whatever the builds left there.
+		for d in $OVERLAY; do
+			[ -e "$src/$d" ] || echo "/$d"
+		done
+	} > "$stage.files"
+}
+
+# source_stamp SRC: what identifies an unpacked source.
+source_stamp()
+{
+	echo "$1 $(cat "$1/.perf_aux-debian" 2>/dev/null) $(tree_version "$1")"
+}
+
+# restore_unstaged SRC TREE OLD NEW: the files listed in OLD (staged for the
+# tree's previous recipe) and not in NEW go back to SRC's content, or away
+# where SRC has none.
+restore_unstaged()
+{
+	local src=$1 tree=$2 f
+
+	comm -23 <(sort "$3") <(sort "$4") | while read -r f; do
+		if [ -f "$src$f" ] || [ -L "$src$f" ]; then
+			rsync -lc "$src$f" "$tree$f"
+		elif [ -f "$tree$f" ]; then
+			rm -f "$tree$f"
+		fi
+	done
 }
 
 # A hash of everything the tree is made of.
@@ -92,21 +178,29 @@ recipe()
 main()
 {
 	local name=${1:?usage: kernel-tree.sh NAME [MUTANT.patch]}
-	local mutant=${2:-} src tree stamp p
+	local mutant=${2:-} src tree stamp p origin
 
+	base=${BASE:-$(default_base)}
 	case "$name" in
-	reference | stock | mutant) src=$(debian_source) ;;
+	reference | stock | mutant)
+		check_base "$base"
+		src=$(debian_source "$base")
+		origin="Debian linux-source-$base $(cat "$src/.perf_aux-debian")" ;;
 	custom) src=${KERNEL_SRC:?custom needs KERNEL_SRC}
-		[ -f "$src/Makefile" ] || die "KERNEL_SRC=$src is not a kernel tree" ;;
+		[ -f "$src/Makefile" ] || die "KERNEL_SRC=$src is not a kernel tree"
+		base=$(version_base "$(tree_version "$src")")
+		[ -d "$(base_patches "$base")" ] ||
+			die "KERNEL_SRC=$src is $(tree_version "$src"): no hook-ups for $base (bases: $PERF_AUX_BASES)"
+		origin="$src" ;;
 	*) die "unknown tree '$name'" ;;
 	esac
 	if [ -n "$mutant" ]; then
 		[ -f "$mutant" ] || die "no mutant patch $mutant"
 		mutant=$(realpath "$mutant")
 	fi
-	tree="$PERF_AUX_CACHE/trees/$name"
+	tree="$PERF_AUX_CACHE/trees/$(tree_name "$name" "$base")"
 	stamp=$(recipe "$src" "$name" "$mutant")
-	echo "kernel source: $src, version $(tree_version "$src")"
+	echo "kernel source: $origin, version $(tree_version "$src")"
 	if [ -f "$tree/.perf_aux-recipe" ] &&
 	   [ "$(cat "$tree/.perf_aux-recipe")" = "$stamp" ]; then
 		echo "tree $tree is up to date"
@@ -114,28 +208,29 @@ main()
 	fi
 
 	mkdir -p "$PERF_AUX_CACHE/trees"
-	if [ ! -d "$tree" ]; then
-		cp -a "$src" "$tree.tmp" && mv "$tree.tmp" "$tree"
-		rm -rf "$tree/.git"
+	[ -d "$tree" ] || new_tree "$tree" "$src" "$(seed_tree "$name" "$base")"
+	staging=$(mktemp -d)
+	trap 'rm -rf "$staging" "$staging.files"' EXIT
+	# shellcheck disable=SC2046
+	staged_content "$src" "$staging" $(patch_list "$name" "$mutant")
+	# Content compare, no times: only files that differ get a new mtime, so
+	# make rebuilds exactly what changed.  The overlay and the patched
+	# files come from the staging copy, so that a file a patch changes is
+	# written once, and only when its patched content changed.
+	if [ "$name" != custom ] && [ -f "$tree/.perf_aux-staged" ] &&
+	   [ "$(cat "$tree/.perf_aux-src" 2>/dev/null)" = "$(source_stamp "$src")" ]; then
+		# A Debian source never changes: only what was staged before
+		# (a previous mutant) and what is staged now can differ.
+		restore_unstaged "$src" "$tree" "$tree/.perf_aux-staged" "$staging.files"
 	else
-		# Content compare, no times: only files that differ get a
-		# new mtime, so make rebuilds exactly what changed.
 		rsync -rlc --delete --exclude='/.build-*' --exclude=/.git \
-			--exclude=/.perf_aux-recipe "$src/" "$tree/"
+			--exclude='/.perf_aux-*' --exclude-from="$staging.files" \
+			"$src/" "$tree/"
 	fi
-	for d in $OVERLAY; do
-		if [ -d "$PERF_AUX_ROOT/$d" ]; then
-			mkdir -p "$tree/$d"
-			rsync -rlc "$PERF_AUX_ROOT/$d/" "$tree/$d/"
-		elif [ -f "$PERF_AUX_ROOT/$d" ]; then
-			rsync -lc "$PERF_AUX_ROOT/$d" "$tree/$d"
-		fi
-	done
-	for p in $(patch_list "$name" "$mutant"); do
-		echo "applying $(basename "$p")"
-		patch -p1 -s -N --no-backup-if-mismatch -d "$tree" < "$p" ||
-			die "$(basename "$p") does not apply to $src"
-	done
+	rsync -rlc "$staging/" "$tree/"
+	cp "$staging.files" "$tree/.perf_aux-staged"
+	source_stamp "$src" > "$tree/.perf_aux-src"
+	echo "$origin, version $(tree_version "$src")" > "$tree/.perf_aux-source"
 	echo "$stamp" > "$tree/.perf_aux-recipe"
 }
 

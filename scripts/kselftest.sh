@@ -79,8 +79,8 @@ main()
 	local name=$1 target=$2 variant=$3 log=$4 tree build arch cross busybox
 
 	shift 4
-	tree="$PERF_AUX_CACHE/trees/$name"
-	build="$tree/$(build_dir "$target" "$variant")"
+	tree=$(tree_dir "$name")
+	build="$tree/$(kernel_build_dir "$name" "$target" "$variant")"
 	arch=$(target_arch "$target")
 	cross=$(target_cross "$target")
 	case "$target" in
@@ -95,7 +95,7 @@ main()
 	"$build/usr/gen_init_cpio" "$build/initramfs.list" | gzip -1 \
 		> "$build/initramfs.cpio.gz"
 	# shellcheck disable=SC2046
-	stage "boot kselftests $(result_name "$name" "$target" "$variant")" \
+	stage "boot kselftests $(result_name "$name" "$(run_base)" "$target" "$variant")" \
 		boot "$target" "$build" "$build/initramfs.cpio.gz" "$log" "$@" \
 		$(variant_args "$variant")
 	grep -q '^PERF_AUX: ' "$log" || {

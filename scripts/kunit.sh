@@ -13,15 +13,31 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# ccache_line: how many compiler calls of the build ccache answered, so that
+# a change that costs the next build its cache shows in every log.
+ccache_line()
+{
+	ccache --print-stats | awk '
+		/^(direct|preprocessed)_cache_hit\t/ { hit += $2 }
+		/^cache_miss\t/ { miss += $2 }
+		END {
+			n = hit + miss
+			printf "ccache: %d of %d compilations hit (%d %%)\n", hit, n,
+				n ? 100 * hit / n : 100
+		}'
+}
+
 kunit_build()
 {
 	local log=$1
 
 	shift
+	ccache --zero-stats > /dev/null
 	python3 tools/testing/kunit/kunit.py build "$@" > "$log" 2>&1 || {
 		tail -40 "$log"
 		return 2
 	}
+	ccache_line
 }
 
 kunit_exec()
@@ -35,22 +51,12 @@ kunit_exec()
 	return "$rc"
 }
 
-# The kernels lava-jobs/ boot also take what LAVA's overlay disk needs:
-# the reference build of arm64-4k and arm64-16k that the default and the
-# boot-parameter variants share.
-lava_config()
-{
-	[ -z "$(variant_config "$3")" ] || return 0
-	case "$1/$2" in
-	reference/arm64-4k | reference/arm64-16k)
-		echo "$PERF_AUX_ROOT/scripts/config/lava.config" ;;
-	esac
-}
-
-# Mutant kernels also carry the peer test_vmalloc (scripts/config/peers.config).
+# With PERF_AUX_PEERS=1, mutant kernels also carry the peer test_vmalloc
+# (scripts/config/peers.config).
 peers_config()
 {
-	[ "$1" != mutant ] || echo "$PERF_AUX_ROOT/scripts/config/peers.config"
+	[ "$1" != mutant ] || [ "${PERF_AUX_PEERS:-0}" != 1 ] ||
+		echo "$PERF_AUX_ROOT/scripts/config/peers.config"
 }
 
 main()
@@ -61,16 +67,15 @@ main()
 	shift 4
 	check_target "$target"
 	check_variant "$variant"
-	tree="$PERF_AUX_CACHE/trees/$name"
+	tree=$(tree_dir "$name")
 	arch=$(target_arch "$target")
 	cross=$(target_cross "$target")
-	build=$(build_dir "$target" "$variant")
+	build=$(kernel_build_dir "$name" "$target" "$variant")
 	common=(--arch="$arch" --build_dir="$build"
 		${cross:+--cross_compile="$cross"})
 	for c in "$PERF_AUX_ROOT"/lib/tests/.kunitconfig \
 		 "$PERF_AUX_ROOT"/mm/tests/.kunitconfig \
 		 "$PERF_AUX_ROOT/scripts/config/boot.config" \
-		 $(lava_config "$name" "$target" "$variant") \
 		 $(peers_config "$name") \
 		 "$PERF_AUX_ROOT/scripts/config/$target.config" \
 		 $(variant_config "$variant"); do
@@ -82,10 +87,10 @@ main()
 	done
 
 	cd "$tree"
-	stage "build $name-$target $build" kunit_build "$log.build" "${common[@]}" \
+	stage "build $(tree_name "$name" "$(run_base)") $build" kunit_build "$log.build" "${common[@]}" \
 		--make_options="CC=ccache ${cross}gcc" --jobs="$(nproc)" \
 		"${configs[@]}" || exit 2
-	stage "KUnit $(result_name "$name" "$target" "$variant")" kunit_exec "$log.exec" "${common[@]}" \
+	stage "KUnit $(result_name "$name" "$(run_base)" "$target" "$variant")" kunit_exec "$log.exec" "${common[@]}" \
 		--timeout=600 "${kargs[@]}" || rc=$?
 	cp "$build/test.log" "$log"
 	[ "$rc" -eq 0 ] || exit 1

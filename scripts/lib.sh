@@ -9,6 +9,9 @@ PERF_AUX_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PERF_AUX_CACHE=${PERF_AUX_CACHE:-/var/cache/perf_aux}
 PERF_AUX_OUT=${PERF_AUX_OUT:-$PERF_AUX_ROOT/out}
 
+# Kernel bases: the Debian linux-source-<base> package each run starts from.
+# The first is the default, mainline while it is the newest Debian ships.
+PERF_AUX_BASES="7.3 7.2 6.12"
 PERF_AUX_TARGETS="arm64-4k arm64-16k arm64-64k x86_64"
 PERF_AUX_KERNELS="reference stock"
 # A variant is a configuration (its own build directory) or a boot
@@ -17,6 +20,12 @@ PERF_AUX_VARIANTS="default strict nohugevmalloc hugetlb ptdump sanitize"
 # perf/aux "Allocate non-contiguous AUX pages by default" reached Debian 6.12
 # in 6.12.113; older sources lack PERF_PMU_CAP_AUX_PREFER_LARGE.
 PERF_AUX_MIN_DEBIAN=6.12.113
+
+# The default base, and BASE checked when set.
+default_base()
+{
+	echo "${PERF_AUX_BASES%% *}"
+}
 
 export CCACHE_DIR="$PERF_AUX_CACHE/ccache"
 export CCACHE_NOHASHDIR=1
@@ -52,6 +61,38 @@ check_target()
 	*" $1 "*) ;;
 	*) die "unknown TARGET='$1' (one of: $PERF_AUX_TARGETS)" ;;
 	esac
+}
+
+check_base()
+{
+	case " $PERF_AUX_BASES " in
+	*" $1 "*) ;;
+	*) die "unknown BASE='$1' (one of: $PERF_AUX_BASES)" ;;
+	esac
+}
+
+# The Debian suite that serves linux-source-BASE: 6.12 comes from the
+# machine's own sources (bookworm-security), mainline from sid and
+# experimental through a private sources list (scripts/deps.sh).
+base_suite()
+{
+	case "$1" in
+	6.12) echo "" ;;
+	7.2) echo sid ;;
+	*) echo experimental ;;
+	esac
+}
+
+# The base a kernel version belongs to: its major.minor.
+version_base()
+{
+	echo "$1" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/'
+}
+
+# The project's patches for BASE (hook-ups, reference) live here.
+base_patches()
+{
+	echo "$PERF_AUX_ROOT/scripts/patches/$1"
 }
 
 check_kernel()
@@ -98,14 +139,52 @@ build_dir()
 	fi
 }
 
-# The name of a run's results: <kernel>-<target>[-<variant>].
+# The build directory of kernel NAME for TARGET and VARIANT: mutants built
+# with the peers (PERF_AUX_PEERS=1, scripts/config/peers.config) have their
+# own, so that switching does not rebuild everything.
+kernel_build_dir()
+{
+	if [ "$1" = mutant ] && [ "${PERF_AUX_PEERS:-0}" = 1 ]; then
+		echo "$(build_dir "$2" "$3")-peers"
+	else
+		build_dir "$2" "$3"
+	fi
+}
+
+# The name of a run's results: <kernel>-<base>-<target>[-<variant>].
 result_name()
 {
-	if [ "$3" = default ]; then
-		echo "$1-$2"
-	else
+	if [ "$4" = default ]; then
 		echo "$1-$2-$3"
+	else
+		echo "$1-$2-$3-$4"
 	fi
+}
+
+# The base of this run: BASE, or the version of a KERNEL_SRC tree.
+run_base()
+{
+	if [ -n "${KERNEL_SRC:-}" ]; then
+		version_base "$(make -s -C "$KERNEL_SRC" kernelversion 2>/dev/null)"
+	else
+		echo "${BASE:-$(default_base)}"
+	fi
+}
+
+# The tree a kernel is built in: <base>-<kernel>, or "custom".
+tree_name()
+{
+	if [ "$1" = custom ]; then
+		echo custom
+	else
+		echo "$2-$1"
+	fi
+}
+
+# The tree of kernel NAME of this run's base.
+tree_dir()
+{
+	echo "$PERF_AUX_CACHE/trees/$(tree_name "$1" "$(run_base)")"
 }
 
 # Per-target facts: kernel ARCH, cross compiler prefix, QEMU and its options.

@@ -34,7 +34,7 @@ main()
 	check_target "$target"
 	check_variant "$variant"
 	name=$(kernel_name "$kernel")
-	run=$(result_name "$name" "$target" "$variant")
+	run=$(result_name "$name" "$(run_base)" "$target" "$variant")
 	dir="$PERF_AUX_OUT/repeat/$run"
 	rm -rf "$dir"
 	mkdir -p "$dir/logs"

@@ -4,9 +4,10 @@
 # The main job (make run): for one KERNEL and TARGET, install what is
 # missing, prepare the kernel tree, build it once, run the KUnit suites at
 # boot and the perf_aux kselftests from an initramfs under QEMU, then write
-# out/results/<kernel>-<target>/<suite>.ktap and out/report.md.
+# out/results/<kernel>-<base>-<target>[-<variant>]/<suite>.ktap and
+# out/report.md.
 #
-# Environment: TARGET (arm64-4k), KERNEL (reference), VARIANT (default),
+# Environment: BASE (7.3), TARGET (arm64-4k), KERNEL (reference), VARIANT (default),
 # KERNEL_SRC (a tree of your own instead of Debian's), KERNEL_ARGS (extra
 # boot parameters).
 # Exit: 0 when nothing failed.
@@ -17,22 +18,34 @@ set -euo pipefail
 main()
 {
 	local target=${TARGET:-arm64-4k} kernel=${KERNEL:-reference}
-	local variant=${VARIANT:-default} name run res logs rc=0
+	local variant=${VARIANT:-default} name run res logs base tree rc=0
 	# shellcheck disable=SC2206
 	local -a kargs=(${KERNEL_ARGS:-})
 
 	check_target "$target"
 	check_variant "$variant"
-	[ -n "${KERNEL_SRC:-}" ] || check_kernel "$kernel"
+	if [ -z "${KERNEL_SRC:-}" ]; then
+		check_kernel "$kernel"
+		BASE=${BASE:-$(default_base)}
+		check_base "$BASE"
+		export BASE
+	fi
 	name=$(kernel_name "$kernel")
-	run=$(result_name "$name" "$target" "$variant")
+	base=$(run_base)
+	run=$(result_name "$name" "$base" "$target" "$variant")
 	res="$PERF_AUX_OUT/results/$run"
 	logs="$PERF_AUX_OUT/logs"
 	rm -rf "$res"
 	mkdir -p "$res" "$logs"
 
-	stage "install packages" "$PERF_AUX_ROOT/scripts/deps.sh" "$target"
-	stage "kernel tree $name" "$PERF_AUX_ROOT/scripts/kernel-tree.sh" "$name"
+	# shellcheck disable=SC2046
+	stage "install packages" "$PERF_AUX_ROOT/scripts/deps.sh" "$target" \
+		$([ -n "${KERNEL_SRC:-}" ] || echo "base-$base")
+	stage "kernel tree $(tree_name "$name" "$base")" \
+		"$PERF_AUX_ROOT/scripts/kernel-tree.sh" "$name"
+	tree=$(tree_dir "$name")
+	# What the run took the kernel to be, for the report.
+	echo "source: $(cat "$tree/.perf_aux-source")" | tee "$res/source.txt"
 	"$PERF_AUX_ROOT/scripts/kunit.sh" "$name" "$target" "$variant" \
 		"$logs/$run-kunit.log" "${kargs[@]}" || rc=$?
 	[ "$rc" -le 1 ] || die "kernel build failed, see $logs/$run-kunit.log.build"

@@ -451,26 +451,8 @@ static int perf_aux_alloc_suite_init(struct kunit_suite *suite)
 	return 0;
 }
 
-static const void *aux_gen(const void *prev, char *desc,
-			   const struct aux_alloc_case *first, size_t nr)
-{
-	const struct aux_alloc_case *c = prev ? prev : first - 1;
-
-	if (++c >= first + nr)
-		return NULL;
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-	return c;
-}
-
-static const void *aux_orders_gen_params(const void *prev, char *desc)
-{
-	return aux_gen(prev, desc, order_cases, ARRAY_SIZE(order_cases));
-}
-
-static const void *aux_fallback_gen_params(const void *prev, char *desc)
-{
-	return aux_gen(prev, desc, fallback_cases, ARRAY_SIZE(fallback_cases));
-}
+KUNIT_ARRAY_PARAM_DESC(aux_orders, order_cases, name);
+KUNIT_ARRAY_PARAM_DESC(aux_fallback, fallback_cases, name);
 
 /* Chunk orders, page_private() and coverage follow the rules. */
 static void aux_alloc_orders_test(struct kunit *test)
@@ -580,8 +562,4 @@ kunit_test_suite(perf_aux_alloc_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the perf AUX buffer page allocator");
 MODULE_LICENSE("GPL");
-/*
- * MODULE_IMPORT_NS() takes a bare word before 6.13 and a string since; this
- * is what both expand to, so the suite builds on either.
- */
-MODULE_INFO(import_ns, "EXPORTED_FOR_KUNIT_TESTING");
+MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");

@@ -202,12 +202,7 @@ static const struct vmap_shape vmap_shapes[] = {
 	{ "reversed_pmd", { { SPLIT, O_PMD, 0, 0, true } } },
 };
 
-static void vmap_shape_desc(const struct vmap_shape *shape, char *desc)
-{
-	strscpy(desc, shape->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(vmap_shape, vmap_shapes, vmap_shape_desc);
+KUNIT_ARRAY_PARAM_DESC(vmap_shape, vmap_shapes, name);
 
 /* One vmap()ed shape and what it was made of. */
 struct vmap_case {
@@ -674,8 +669,4 @@ kunit_test_suite(vmap_granule_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the page-table granules of vmap()");
 MODULE_LICENSE("GPL");
-/*
- * MODULE_IMPORT_NS() takes a bare word before 6.13 and a string since; this
- * is what both expand to, so the suite builds on either.
- */
-MODULE_INFO(import_ns, "EXPORTED_FOR_KUNIT_TESTING");
+MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");

@@ -6,7 +6,7 @@
 #  1. lava-jobs/jobs/ are what lava-jobs/generate.py renders from
 #     lava-jobs/lab.example.yaml;
 #  2. lava_common.schemas accepts every job and the test definition, and
-#     rejects each broken variant (scripts/lava/lava_results.py REJECTS);
+#     rejects each broken variant (REJECTS in scripts/perf_aux_results/lava_jobs.py);
 #     the dispatcher builds the pipeline of each job it cannot run here
 #     (lava-run --validate on a stand-in device of the job's type);
 #  3. the real dispatcher (lava-run) runs the QEMU arm64-4k job on the kernel
@@ -15,19 +15,26 @@
 #     the virtio disk LAVA's overlay needs).
 # Exit 0 iff no "not ok".  Installs what it needs (scripts/deps.sh lava).
 #
-# Usage: scripts/lava/check.sh [BUILD_DIR [RESULTS_DIR]]
+# Usage: scripts/lava/check.sh [--schema] [BUILD_DIR [RESULTS_DIR]]
+#   --schema     checks 1 and 2 only (no lava-run of a job: make check)
 #   BUILD_DIR    an arm64 build (Image.gz, initramfs.cpio.gz); default the
-#                reference arm64-4k, and arm64-16k too
+#                reference arm64-4k of BASE (default base), and arm64-16k too
 #   RESULTS_DIR  its direct run's KTAP (scripts/results.py); default
-#                out/results/reference-arm64-4k
+#                out/results/reference-<base>-arm64-4k
 
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-BUILD_4K=${1:-$PERF_AUX_CACHE/trees/reference/.build-arm64-4k}
-RESULTS_4K=${2:-$PERF_AUX_OUT/results/reference-arm64-4k}
-BUILD_16K=$PERF_AUX_CACHE/trees/reference/.build-arm64-16k
-RESULTS_16K=$PERF_AUX_OUT/results/reference-arm64-16k
+SCHEMA_ONLY=
+if [ "${1:-}" = --schema ]; then
+	SCHEMA_ONLY=1
+	shift
+fi
+LAVA_BASE=${BASE:-$(default_base)}
+BUILD_4K=${1:-$PERF_AUX_CACHE/trees/$LAVA_BASE-reference/.build-arm64-4k}
+RESULTS_4K=${2:-$PERF_AUX_OUT/results/reference-$LAVA_BASE-arm64-4k}
+BUILD_16K=$PERF_AUX_CACHE/trees/$LAVA_BASE-reference/.build-arm64-16k
+RESULTS_16K=$PERF_AUX_OUT/results/reference-$LAVA_BASE-arm64-16k
 LAVA_CACHE=$PERF_AUX_CACHE/lava
 WORK=$PERF_AUX_OUT/lava
 # Debian's python: lava_common needs python3-voluptuous.
@@ -189,7 +196,7 @@ check_fvp_dt()
 	"$dtc/fdtoverlay" -i "$tmp/base.dtb" -o "$tmp/out.dtb" "$tmp/trbe.dtbo" &&
 	"$dtc/dtc" -q -I dtb -O dts -o "$tmp/out.dts" "$tmp/out.dtb" 2>> "$tmp/err" || rc=1
 	if [ $rc -eq 0 ]; then
-		cpus=$(grep -c '^		cpu@' "$tmp/out.dts")
+		cpus=$(grep -cE '^		([a-z0-9_]+: )?cpu@' "$tmp/out.dts")
 		got="$(grep -c '"arm,embedded-trace-extension"' "$tmp/out.dts") ETE,"
 		got="$got $(grep -c '"arm,trace-buffer-extension"' "$tmp/out.dts") TRBE,"
 		got="$got $(grep -c '"arm,statistical-profiling-extension-v1"' "$tmp/out.dts") SPE"
@@ -258,7 +265,9 @@ main()
 	helper reject
 	validate_jobs
 	check_fvp_dt
-	if [ $# -eq 0 ]; then
+	if [ -n "$SCHEMA_ONLY" ]; then
+		:
+	elif [ $# -eq 0 ]; then
 		lava_run 4k "$BUILD_4K" "$RESULTS_4K"
 		# The 16K job runs as soon as that kernel can mount the overlay.
 		lava_run 16k "$BUILD_16K" "$RESULTS_16K"

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Host tests of the LAVA glue: scripts/lava/lava_results.py (the direct
-run's cases named as LAVA names them, and what lava-run recorded) and
-lava-jobs/generate.py."""
+"""Host tests of the LAVA glue: scripts/perf_aux_results/lava.py and
+lava_jobs.py (the direct run's cases named as LAVA names them, what
+lava-run recorded, device dictionaries; scripts/lava/lava_results.py
+runs them) and lava-jobs/generate.py."""
 
 import json
 import os
@@ -11,7 +12,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, '..', '..'))
-sys.path.insert(0, os.path.join(ROOT, 'scripts', 'lava'))
+sys.path.insert(0, os.path.join(ROOT, 'scripts'))
 sys.path.insert(0, os.path.join(ROOT, 'lava-jobs'))
 sys.path.insert(0, HERE)
 
@@ -24,7 +25,7 @@ except ImportError:
 
 if HAVE_LIBS:
     import generate  # noqa: E402
-    import lava_results  # noqa: E402
+    from perf_aux_results import lava, lava_jobs  # noqa: E402
 import test_lava_converter as conv  # noqa: E402
 
 
@@ -38,7 +39,7 @@ class ParityTest(unittest.TestCase):
     (the converter under busybox), on the crafted documents."""
 
     def both(self, group: str, text: str) -> None:
-        want = lava_results.expected_cases(group, text)
+        want = lava.expected_cases(group, text)
         dev = conv.Device(lava=False)
         try:
             path = dev.write('in.ktap', text)
@@ -76,7 +77,7 @@ class CompareTest(unittest.TestCase):
         with open(os.path.join(self.results,
                                'perf_aux.pagesize_test.ktap'), 'w') as f:
             f.write(conv.HARNESS)
-        self.want = lava_results.expected_cases('pagesize_test', conv.HARNESS)
+        self.want = lava.expected_cases('pagesize_test', conv.HARNESS)
 
     def tearDown(self) -> None:
         self.tmp.cleanup()
@@ -101,7 +102,7 @@ class CompareTest(unittest.TestCase):
 
     def verdicts(self, log: str) -> dict:
         return {what: ok for ok, what, _ in
-                lava_results.compare(self.results, log, 't', [])}
+                lava.compare(self.results, log, 't', [])}
 
     def test_equal_runs_pass_every_check(self) -> None:
         cases = dict(self.want)
@@ -116,7 +117,7 @@ class CompareTest(unittest.TestCase):
         name = 'perf_aux.pagesize_test.aux_pagesize.large_rw_256m.' \
                'large_chunks_mapped_large'
         cases[name] = 'skip'
-        checks = lava_results.compare(self.results, self.write_log(cases),
+        checks = lava.compare(self.results, self.write_log(cases),
                                       't', [])
         bad = [(what, details) for ok, what, details in checks if not ok]
         self.assertEqual(len(bad), 1)
@@ -134,14 +135,45 @@ class CompareTest(unittest.TestCase):
         with open(path, 'w') as f:
             f.write(text)
         with open(path) as f:
-            _, problems = lava_results.lava_groups(lava_results.lava_records(f))
+            _, problems = lava.lava_groups(lava.lava_records(f))
         self.assertEqual(len(problems), 1)
 
     def test_entries_cases(self) -> None:
         self.assertEqual(
-            lava_results.entries_cases('pagesize_test', conv.HARNESS),
+            lava.entries_cases('pagesize_test', conv.HARNESS),
             {'perf_aux.pagesize_test.aux_pagesize.large_rw_256m.'
              'vmap_in_vmallocinfo'})
+
+
+@unittest.skipUnless(HAVE_LIBS, 'no python3-yaml or python3-jinja2')
+class DeviceTest(unittest.TestCase):
+    """The device dictionaries of scripts/lava/devices/, over stand-ins
+    for lava-server's device-type templates."""
+
+    def render(self, device_type: str, context: dict) -> dict:
+        with tempfile.TemporaryDirectory() as templates:
+            with open(os.path.join(templates, f'{device_type}.jinja2'),
+                      'w') as f:
+                f.write('mac: "{{ mac_addr }}"\n'
+                        'power_on: "{{ power_on_command }}"\n'
+                        'memory: {{ memory | default(512) }}\n')
+            text = lava_jobs.device_text(
+                {'device_type': device_type, 'context': context}, templates)
+        return yaml.safe_load(text)
+
+    def test_every_job_type_has_a_dictionary(self) -> None:
+        for name in generate.JOBS:
+            with open(os.path.join(ROOT, 'lava-jobs', 'jobs',
+                                   f'{name}.yaml')) as f:
+                kind = yaml.safe_load(f)['device_type']
+            self.assertTrue(os.path.isfile(os.path.join(
+                lava_jobs.DEVICES, f'perf-aux-{kind}01.jinja2')), kind)
+
+    def test_lab_values_and_job_context(self) -> None:
+        qemu = self.render('qemu', {'memory': 2048})
+        self.assertEqual(('52:54:00:12:34:59', 2048),
+                         (qemu['mac'], qemu['memory']))
+        self.assertEqual('/bin/true', self.render('n1sdp', {})['power_on'])
 
 
 @unittest.skipUnless(HAVE_LIBS, 'no python3-yaml or python3-jinja2')

@@ -1,10 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Host tests of the acceptance report, the granule map pictures and the
-mutation matrix (scripts/results.py, scripts/granule_svg.py), on the crafted
-out/ tree in test_data/report/."""
+mutation matrix (scripts/perf_aux_results: report, granule_svg, matrix;
+scripts/results.py), on the crafted out/ tree in test_data/report/."""
 
-import io
 import os
 import re
 import shutil
@@ -12,13 +11,13 @@ import sys
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
-from contextlib import redirect_stdout
 from typing import Dict, List, Tuple
 from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
-import granule_svg  # noqa: E402
-import results  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perf_aux_results import granule_svg, runs  # noqa: E402
+from test_results import run_main  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), 'test_data', 'report')
 PATCHES = os.path.join(DATA, 'patches')
@@ -26,13 +25,6 @@ SVG = '{http://www.w3.org/2000/svg}'
 MIXED = ('# pagesize_test.c:210:vmap_in_vmallocinfo:granule_map '
          'pmu=test_aux_large pages=549 snapshot=0 page_size=4096 '
          'pmd_pages=512 cont_pages=16 map=P512,C32,T5')
-
-
-def run_main(*argv: str) -> Tuple[int, str]:
-    out = io.StringIO()
-    with redirect_stdout(out):
-        rc = results.main(list(argv))
-    return rc, out.getvalue()
 
 
 def parse_map(line: str) -> granule_svg.GranuleMap:
@@ -52,6 +44,24 @@ def segments(svg: str) -> List[Tuple[str, float, str]]:
 def svg_text(svg: str) -> str:
     root = ET.fromstring(svg)
     return '\n'.join(t.text or '' for t in root.iter(f'{SVG}text'))
+
+
+def copy_run(src: str, dst: str, subs: Dict[str, str]) -> None:
+    """Run directory src again as dst, each text old replaced by new."""
+    shutil.copytree(src, dst)
+    for name in os.listdir(dst):
+        path = os.path.join(dst, name)
+        with open(path) as f:
+            text = f.read()
+        for old, new in subs.items():
+            text = text.replace(old, new)
+        with open(path, 'w') as f:
+            f.write(text)
+
+
+def section(text: str, title: str) -> str:
+    """The '## title' section of a report."""
+    return text.split(f'\n## {title}\n', 1)[1].split('\n## ', 1)[0]
 
 
 class GranuleLineTest(unittest.TestCase):
@@ -156,7 +166,9 @@ class MatrixTest(unittest.TestCase):
         return rc, out.splitlines()
 
     def row(self, lines: List[str], name: str) -> Dict[str, str]:
-        header = [c.strip() for c in lines[0].strip('|').split('|')]
+        header = [c.strip() for c in next(
+            line for line in lines if line.startswith('| group')
+        ).strip('|').split('|')]
         row = next(line for line in lines if f'| {name} |' in line)
         return dict(zip(header, (c.strip() for c in
                                  re.split(r'(?<!\\)\|', row.strip('|')))))
@@ -200,9 +212,9 @@ class MatrixTest(unittest.TestCase):
                          self.row(lines, 'area_shifted')['perf_events.mmap'])
 
     def test_peers_not_run(self) -> None:
-        os.remove(os.path.join(self.mutants, 'flag_lost-arm64-4k',
+        os.remove(os.path.join(self.mutants, 'flag_lost-6.12-arm64-4k',
                                'peer.test_vmalloc.ktap'))
-        os.remove(os.path.join(self.mutants, 'area_shifted-arm64-4k',
+        os.remove(os.path.join(self.mutants, 'area_shifted-6.12-arm64-4k',
                                'perf_events.mmap.ktap'))
         _, lines = self.matrix()
         self.assertEqual(['peers not run', '2 killed of 4'], lines[-2:])
@@ -215,6 +227,71 @@ class MatrixTest(unittest.TestCase):
                         patches)
         rc, lines = self.matrix(os.path.dirname(patches))
         self.assertEqual(('2 killed of 2', 0), (lines[-1], rc))
+
+    def add_base(self) -> None:
+        """Base 7.3: flag_lost fails there only what its baseline (the
+        unmutated kernel of 7.3) fails too, so nothing kills it."""
+        for run in ('flag_lost', 'baseline'):
+            copy_run(os.path.join(self.mutants, 'flag_lost-6.12-arm64-4k'),
+                     os.path.join(self.mutants, f'{run}-7.3-arm64-4k'), {})
+
+    def test_a_block_per_base_newest_first(self) -> None:
+        self.add_base()
+        rc, lines = self.matrix()
+        self.assertEqual(1, rc)
+        self.assertEqual(['base 7.3:', 'base 6.12:'],
+                         [x for x in lines if x.startswith('base ')])
+        blocks = '\n'.join(lines).split('base 6.12:\n')
+        self.assertEqual(['0 killed of 4 by the peers', '0 killed of 4'],
+                         blocks[0].splitlines()[-2:])
+        self.assertEqual(['1 killed of 4 by the peers', '2 killed of 4'],
+                         blocks[1].splitlines()[-2:])
+        first = blocks[0].splitlines()
+        self.assertEqual('survived',
+                         self.row(first, 'flag_lost')['perf_aux_alloc'])
+        self.assertEqual('not run',
+                         self.row(first, 'oops_on_free')['perf_aux_alloc'])
+        # The baseline is no mutant: no row.
+        self.assertFalse([x for x in lines if '| baseline |' in x])
+
+    def test_a_base_of_its_own_patch(self) -> None:
+        patches = os.path.join(self.tmp.name, 'patches')
+        shutil.copytree(PATCHES, patches)
+        own = os.path.join(patches, 'vmap_granule', '7.3')
+        os.makedirs(own)
+        with open(os.path.join(own, 'area_shifted.patch'), 'w') as f:
+            f.write('Mutant: the area one page off, where 7.3 moved it\n')
+        with open(os.path.join(own, 'only_on_73.patch'), 'w') as f:
+            f.write('Mutant: what only 7.3 has\n')
+        self.add_base()
+        _, lines = self.matrix(patches)
+        new, old = '\n'.join(lines).split('base 6.12:\n')
+        new_lines, old_lines = new.splitlines(), old.splitlines()
+        self.assertEqual('the area one page off, where 7.3 moved it',
+                         self.row(new_lines, 'area_shifted')['description'])
+        self.assertEqual('vmap_granule',
+                         self.row(new_lines, 'only_on_73')['group'])
+        self.assertEqual('0 killed of 5', new_lines[-1])
+        self.assertTrue(self.row(old_lines, 'area_shifted')['description']
+                        .startswith('the vmap area is one page off'))
+        self.assertFalse([x for x in old_lines if 'only_on_73' in x])
+
+    def test_every_base_must_kill_every_mutant(self) -> None:
+        patches = os.path.join(self.tmp.name, 'patches', 'aux_alloc')
+        os.makedirs(patches)
+        shutil.copy(os.path.join(PATCHES, 'aux_alloc', 'oops_on_free.patch'),
+                    patches)
+        copy_run(os.path.join(self.mutants, 'oops_on_free-6.12-arm64-4k'),
+                 os.path.join(self.mutants, 'oops_on_free-7.2-arm64-4k'), {})
+        rc, lines = self.matrix(os.path.dirname(patches))
+        self.assertEqual((0, ['1 killed of 1', '1 killed of 1']),
+                         (rc, [x for x in lines if x.endswith(' of 1')]))
+        os.remove(os.path.join(self.mutants, 'oops_on_free-7.2-arm64-4k',
+                               'perf_aux_alloc.ktap'))
+        rc, lines = self.matrix(os.path.dirname(patches))
+        self.assertEqual((1, ['base 7.2:', 'base 6.12:']),
+                         (rc, [x for x in lines if x.startswith('base ')]))
+        self.assertIn('0 killed of 1', lines)
 
 
 class ReportTest(unittest.TestCase):
@@ -240,10 +317,11 @@ class ReportTest(unittest.TestCase):
 
     def test_kernel_per_run(self) -> None:
         text = self.report()
-        self.assertIn('| reference-arm64-4k | reference | arm64-4k | default '
-                      '| 6.12.117 | 4 kB |', text)
-        self.assertIn('| stock-arm64-4k | stock | arm64-4k | default '
-                      '| unknown | unknown |', text)
+        self.assertIn('| reference-6.12-arm64-4k | reference | 6.12 | arm64-4k '
+                      '| default | Debian linux-source-6.12 6.12.117-1, '
+                      'version 6.12.117 | 6.12.117 | 4 kB |', text)
+        self.assertIn('| stock-6.12-arm64-4k | stock | 6.12 | arm64-4k '
+                      '| default | unknown | unknown | unknown |', text)
 
     def test_entries_stock_and_reference_side_by_side(self) -> None:
         text = self.report()
@@ -274,7 +352,7 @@ class ReportTest(unittest.TestCase):
 
     def test_picture_of_the_mixed_buffer(self) -> None:
         self.report()
-        path = os.path.join(self.out, 'report', 'reference-arm64-4k-aux_'
+        path = os.path.join(self.out, 'report', 'reference-6.12-arm64-4k-aux_'
                             'pagesize.large_rw_mixed.vmap_in_vmallocinfo.svg')
         with open(path) as f:
             svg = f.read()
@@ -290,7 +368,7 @@ class ReportTest(unittest.TestCase):
         self.assertFalse(os.path.exists(stale))
 
     def test_no_granule_maps_no_pictures(self) -> None:
-        for run in ('reference-arm64-4k', 'stock-arm64-4k'):
+        for run in ('reference-6.12-arm64-4k', 'stock-6.12-arm64-4k'):
             path = os.path.join(self.out, 'results', run,
                                 'perf_aux.pagesize_test.ktap')
             with open(path) as f:
@@ -301,9 +379,73 @@ class ReportTest(unittest.TestCase):
         self.assertIn('No `granule_map` lines in these runs.', text)
         self.assertNotIn('](report/', text)
 
+    def add_base(self) -> None:
+        """Base 7.3 beside 6.12: stock and reference as 6.12's, the
+        reference with other numbers, and a strict stock run."""
+        results = os.path.join(self.out, 'results')
+        ref = os.path.join(results, 'reference-7.3-arm64-4k')
+        copy_run(os.path.join(results, 'reference-6.12-arm64-4k'), ref,
+                 {'entries 2 for 1024': 'entries 3 for 1024',
+                  'ns=149000': 'ns=247000'})
+        with open(os.path.join(ref, 'source.txt'), 'w') as f:
+            f.write('source: Debian linux-source-7.3 7.3~rc7-1~exp1, '
+                    'version 7.3.0-rc7\n')
+        for run in ('stock-7.3-arm64-4k', 'stock-7.3-arm64-4k-strict'):
+            copy_run(os.path.join(results, 'stock-6.12-arm64-4k'),
+                     os.path.join(results, run), {})
+
+    def test_kernel_base_and_source_per_run(self) -> None:
+        self.add_base()
+        text = section(self.report(), 'Kernel')
+        self.assertIn('| reference-7.3-arm64-4k | reference | 7.3 | arm64-4k '
+                      '| default | Debian linux-source-7.3 7.3~rc7-1~exp1, '
+                      'version 7.3.0-rc7 | unknown | unknown |', text)
+        self.assertIn('| stock-7.3-arm64-4k-strict | stock | 7.3 | arm64-4k '
+                      '| strict | unknown |', text)
+
+    def test_comparisons_per_base_newest_first(self) -> None:
+        self.add_base()
+        text = self.report()
+        for title in ('Translation entries', 'Granule maps'):
+            self.assertEqual(['base 7.3: arm64-4k', 'base 7.3: arm64-4k-strict',
+                              'base 6.12: arm64-4k'],
+                             re.findall(r'^### (.*)$', section(text, title),
+                                        re.M), title)
+        self.assertEqual(['base 7.3: arm64-4k', 'base 6.12: arm64-4k'],
+                         re.findall(r'^### (.*)$',
+                                    section(text, 'vmap benchmark'), re.M))
+
+    def test_each_base_its_own_stock_and_reference(self) -> None:
+        self.add_base()
+        entries = section(self.report(), 'Translation entries')
+        new, old = entries.split('### base 6.12: arm64-4k')
+        self.assertIn('| aux_pagesize.large_rw_2pmd | 1024 | '
+                      '1024 (PMD 0, cont 0, PTE 1024) | '
+                      '3 (PMD 1024, cont 0, PTE 0) | 2 |', new)
+        self.assertIn('| aux_pagesize.large_rw_2pmd | 1024 | '
+                      '1024 (PMD 0, cont 0, PTE 1024) | '
+                      '2 (PMD 1024, cont 0, PTE 0) | 2 |', old)
+        strict = new.split('### base 7.3: arm64-4k-strict')[1]
+        self.assertIn('| buffer | pages | stock | at least |', strict)
+        bench = section(self.report(), 'vmap benchmark')
+        self.assertEqual(['1235000 -> 247000 ns, 5.00x',
+                          '1235000 -> 149000 ns, 8.29x'],
+                         re.findall(r'vmap_order8_ns: (.*)`', bench))
+
+    def test_granule_maps_side_by_side(self) -> None:
+        self.add_base()
+        maps = section(self.report(), 'Granule maps')
+        self.assertEqual(2, maps.count('| buffer | stock | reference |'))
+        row = next(x for x in maps.splitlines()
+                   if x.startswith('| aux_pagesize.large_rw_mixed |'))
+        cells = [c.strip() for c in row.strip('|').split(' | ')]
+        self.assertEqual('—', cells[1])
+        self.assertTrue(cells[2].startswith(
+            '![reference-7.3-arm64-4k aux_pagesize.large_rw_mixed.'), cells)
+
     def test_summary_report_as_make_run_calls_it(self) -> None:
-        run = os.path.join(self.out, 'results', 'reference-arm64-4k')
-        with mock.patch.object(results, 'PATCHES', PATCHES):
+        run = os.path.join(self.out, 'results', 'reference-6.12-arm64-4k')
+        with mock.patch.object(runs, 'PATCHES', PATCHES):
             rc, out = run_main('summary', run + '/', '--report', self.path)
         self.assertEqual((0, '5 passed, 0 failed, 0 skipped'),
                          (rc, out.splitlines()[-1]))
@@ -314,7 +456,7 @@ class ReportTest(unittest.TestCase):
                         '## Granule maps'):
             self.assertIn(section, text)
         # Every run so far, not only the one named.
-        self.assertIn('| stock-arm64-4k | perf_aux.pagesize_test | 2 | 0 '
+        self.assertIn('| stock-6.12-arm64-4k | perf_aux.pagesize_test | 2 | 0 '
                       '| 1 |', text)
 
 

@@ -1,18 +1,33 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Host tests of scripts/results.py on saved and crafted console logs."""
+"""Host tests of the results glue (scripts/perf_aux_results: KTAP
+splitting, verdicts, flakes, benchmark; scripts/results.py) on saved and
+crafted console logs."""
 
+import importlib.util
 import io
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
 from contextlib import redirect_stdout
+from typing import Tuple
+from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
-import results  # noqa: E402
+from perf_aux_results import cli, formats, ktap, matrix, report, verdicts  # noqa: E402,E501
 
+SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(os.path.dirname(__file__), 'test_data')
+
+
+def run_main(*argv: str) -> Tuple[int, str]:
+    """scripts/results.py ARGV...: its exit status and output."""
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rc = cli.results_main(list(argv))
+    return rc, out.getvalue()
 
 
 def read(name: str) -> list:
@@ -22,28 +37,28 @@ def read(name: str) -> list:
 
 class SplitKunitTest(unittest.TestCase):
     def test_one_document_per_suite(self) -> None:
-        suites = results.split_kunit(read('kunit-two-suites.log'))
+        suites = ktap.split_kunit(read('kunit-two-suites.log'))
         self.assertEqual(['perf_aux_alloc', 'vmap_granule'], sorted(suites))
 
     def test_counts_leaf_cases_of_parameterised_tests(self) -> None:
-        suites = results.split_kunit(read('kunit-two-suites.log'))
-        r = results.count('perf_aux_alloc', suites['perf_aux_alloc'])
+        suites = ktap.split_kunit(read('kunit-two-suites.log'))
+        r = verdicts.count('perf_aux_alloc', suites['perf_aux_alloc'])
         self.assertEqual((2, 1, 1), (r.passed, r.failed, r.skipped))
 
     def test_renumbers_each_suite_as_test_one(self) -> None:
-        suites = results.split_kunit(read('kunit-two-suites.log'))
+        suites = ktap.split_kunit(read('kunit-two-suites.log'))
         self.assertTrue(suites['vmap_granule'].endswith('ok 1 vmap_granule\n'))
-        r = results.count('vmap_granule', suites['vmap_granule'])
+        r = verdicts.count('vmap_granule', suites['vmap_granule'])
         self.assertEqual((1, 0, 0, 0),
                          (r.passed, r.failed, r.skipped, r.errors))
 
     def test_drops_kernel_messages_between_results(self) -> None:
-        suites = results.split_kunit(read('kunit-two-suites.log'))
+        suites = ktap.split_kunit(read('kunit-two-suites.log'))
         self.assertNotIn('crng', suites['perf_aux_alloc'])
 
     def test_crash_counts_as_failure(self) -> None:
-        suites = results.split_kunit(read('kunit-crash.log'))
-        r = results.count('perf_aux_alloc', suites['perf_aux_alloc'])
+        suites = ktap.split_kunit(read('kunit-crash.log'))
+        r = verdicts.count('perf_aux_alloc', suites['perf_aux_alloc'])
         self.assertEqual(1, r.passed)
         self.assertFalse(r.ok)
 
@@ -58,30 +73,30 @@ class SplitTestVmallocTest(unittest.TestCase):
     ]
 
     def test_case_per_summary_line(self):
-        ktap = results.split_test_vmalloc(self.LOG)['peer.test_vmalloc']
-        r = results.count('peer.test_vmalloc', ktap)
+        doc = ktap.split_test_vmalloc(self.LOG)['peer.test_vmalloc']
+        r = verdicts.count('peer.test_vmalloc', doc)
         self.assertEqual((r.passed, r.failed), (1, 1))
-        self.assertIn('not ok 2 align_shift_alloc_test', ktap)
+        self.assertIn('not ok 2 align_shift_alloc_test', doc)
 
     def test_no_summary_is_a_failure(self):
-        ktap = results.split_test_vmalloc(['Kernel panic\n'])
-        r = results.count('peer.test_vmalloc', ktap['peer.test_vmalloc'])
+        docs = ktap.split_test_vmalloc(['Kernel panic\n'])
+        r = verdicts.count('peer.test_vmalloc', docs['peer.test_vmalloc'])
         self.assertEqual((r.passed, r.failed), (0, 1))
 
 
 class BaselineTest(unittest.TestCase):
     def test_only_new_failures_kill(self):
-        base = {'peer.test_vmalloc': results.SuiteVerdict(1, ['align'])}
-        same = {'peer.test_vmalloc': results.SuiteVerdict(1, ['align'])}
-        more = {'peer.test_vmalloc': results.SuiteVerdict(2, ['align', 'fix'])}
-        self.assertFalse(results.beyond_baseline(
+        base = {'peer.test_vmalloc': verdicts.SuiteVerdict(1, ['align'])}
+        same = {'peer.test_vmalloc': verdicts.SuiteVerdict(1, ['align'])}
+        more = {'peer.test_vmalloc': verdicts.SuiteVerdict(2, ['align', 'fix'])}
+        self.assertFalse(matrix.beyond_baseline(
             same, base)['peer.test_vmalloc'].killed)
-        v = results.beyond_baseline(more, base)['peer.test_vmalloc']
+        v = matrix.beyond_baseline(more, base)['peer.test_vmalloc']
         self.assertEqual((v.killed, v.cases), (True, ['fix']))
 
     def test_suites_without_baseline_keep_their_verdict(self):
-        ours = {'perf_aux_alloc': results.SuiteVerdict(3, ['a', 'b', 'c'])}
-        self.assertEqual(results.beyond_baseline(ours, {}), ours)
+        ours = {'perf_aux_alloc': verdicts.SuiteVerdict(3, ['a', 'b', 'c'])}
+        self.assertEqual(matrix.beyond_baseline(ours, {}), ours)
 
 
 class FlakesTest(unittest.TestCase):
@@ -99,12 +114,12 @@ class FlakesTest(unittest.TestCase):
         return dirs
 
     def test_same_results_are_not_flaky(self):
-        lines = results.flakes(self.rounds(self.KTAP, self.KTAP))
+        lines = verdicts.flakes(self.rounds(self.KTAP, self.KTAP)).lines()
         self.assertEqual(lines, ['0 flaky of 2 cases over 2 rounds'])
 
     def test_changed_and_missing_results_are_flaky(self):
         changed = self.KTAP.replace('ok 1 wrap', 'not ok 1 wrap')
-        lines = results.flakes(self.rounds(self.KTAP, changed, None))
+        lines = verdicts.flakes(self.rounds(self.KTAP, changed, None)).lines()
         self.assertIn('flaky: perf_aux.wrap_test.wrap.spe.keep_up: '
                       'SUCCESS FAILURE MISSING', lines)
         self.assertEqual(lines[-1], '2 flaky of 2 cases over 3 rounds')
@@ -112,56 +127,53 @@ class FlakesTest(unittest.TestCase):
 
 class SplitKselftestTest(unittest.TestCase):
     def setUp(self) -> None:
-        self.suites = results.split_kselftest(read('kselftest-run.log'))
+        self.suites = ktap.split_kselftest(read('kselftest-run.log'))
 
     def test_one_document_per_binary(self) -> None:
         self.assertEqual(['perf_aux.map_test', 'perf_aux.pagesize_test',
                           'perf_aux.wrap_test'], sorted(self.suites))
 
     def test_harness_output_is_unnested(self) -> None:
-        r = results.count('map', self.suites['perf_aux.map_test'])
+        r = verdicts.count('map', self.suites['perf_aux.map_test'])
         self.assertEqual((1, 1, 1), (r.passed, r.failed, r.skipped))
 
     def test_missing_binary_is_a_failure(self) -> None:
-        r = results.count('pagesize', self.suites['perf_aux.pagesize_test'])
+        r = verdicts.count('pagesize', self.suites['perf_aux.pagesize_test'])
         self.assertEqual((0, 1), (r.passed, r.failed))
 
     def test_kernel_messages_inside_output_are_ignored(self) -> None:
-        r = results.count('wrap', self.suites['perf_aux.wrap_test'])
+        r = verdicts.count('wrap', self.suites['perf_aux.wrap_test'])
         self.assertEqual((2, 0, 0), (r.passed, r.failed, r.skipped))
         self.assertNotIn('perf: interrupt', self.suites['perf_aux.wrap_test'])
 
 
 class BenchTest(unittest.TestCase):
     def test_ratios_from_the_diagnostic_line(self) -> None:
-        base = results.bench_values(
+        base = report.bench_values(
             '    # vmap_granule_bench_test: vmap_bench: order8_mib=100 '
             'vmap_order8_ns=1235000 vmap_vunmap_1page_ns=600\n')
         new = {'order8_mib': 100, 'vmap_order8_ns': 149000,
                'vmap_vunmap_1page_ns': 600}
         self.assertEqual(['vmap_order8_ns: 1235000 -> 149000 ns, 8.29x',
                           'vmap_vunmap_1page_ns: 600 -> 600 ns, 1.00x'],
-                         results.bench_lines(base, new))
+                         report.bench_lines(base, new))
 
     def test_no_diagnostic_no_values(self) -> None:
-        self.assertEqual({}, results.bench_values('ok 1 vmap_granule\n'))
+        self.assertEqual({}, report.bench_values('ok 1 vmap_granule\n'))
 
 
 class SummaryTest(unittest.TestCase):
     def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
-        self.dir = os.path.join(self.tmp.name, 'reference-arm64-4k')
-        results.write_suites(results.split_kunit(read('kunit-two-suites.log')),
+        self.dir = os.path.join(self.tmp.name, 'reference-7.3-arm64-4k')
+        ktap.write_suites(ktap.split_kunit(read('kunit-two-suites.log')),
                              self.dir)
 
     def tearDown(self) -> None:
         self.tmp.cleanup()
 
-    def run_main(self, *argv: str) -> tuple:
-        out = io.StringIO()
-        with redirect_stdout(out):
-            rc = results.main(list(argv))
-        return rc, out.getvalue()
+    def run_main(self, *argv: str) -> Tuple[int, str]:
+        return run_main(*argv)
 
     def test_summary_ends_with_totals_and_fails(self) -> None:
         report = os.path.join(self.tmp.name, 'report.md')
@@ -170,7 +182,7 @@ class SummaryTest(unittest.TestCase):
         self.assertEqual('3 passed, 1 failed, 1 skipped',
                          out.splitlines()[-1])
         with open(report) as f:
-            self.assertIn('| reference-arm64-4k | perf_aux_alloc | 2 | 1 | 1 |',
+            self.assertIn('| reference-7.3-arm64-4k | perf_aux_alloc | 2 | 1 | 1 |',
                           f.read())
 
     def test_expect_failure_of_a_failing_suite(self) -> None:
@@ -205,6 +217,147 @@ class SummaryTest(unittest.TestCase):
         rc, _ = self.run_main('expect', self.dir, 'no_such_suite',
                               '--no-failure')
         self.assertEqual(1, rc)
+
+
+class RunNameTest(unittest.TestCase):
+    def parts(self, name: str) -> tuple:
+        p = formats.run_name(name)
+        return p.kernel, p.base, p.target, p.variant
+
+    def test_kernel_base_target_variant(self) -> None:
+        self.assertEqual(('reference', '7.3', 'arm64-4k', 'default'),
+                         self.parts('reference-7.3-arm64-4k'))
+        self.assertEqual(('stock', '7.3', 'arm64-4k', 'strict'),
+                         self.parts('stock-7.3-arm64-4k-strict'))
+        self.assertEqual(('stock', '6.12', 'x86_64', 'default'),
+                         self.parts('stock-6.12-x86_64'))
+        self.assertEqual(('custom', '7.2', 'arm64-16k', 'nohugevmalloc'),
+                         self.parts('custom-7.2-arm64-16k-nohugevmalloc'))
+
+    def test_mutants_and_their_baseline(self) -> None:
+        self.assertEqual(('pfn_alignment_unchecked', '6.12', 'arm64-4k',
+                          'default'),
+                         self.parts('pfn_alignment_unchecked-6.12-arm64-4k'))
+        self.assertEqual(('baseline', '7.3', 'arm64-4k', 'default'),
+                         self.parts('baseline-7.3-arm64-4k'))
+
+    def test_names_of_no_known_form_are_all_kernel(self) -> None:
+        for name in ('reference-arm64-4k', 'stock-7-arm64-4k', 'report'):
+            self.assertEqual((name, '', '', ''), self.parts(name))
+
+    def test_setup_is_what_kernels_share(self) -> None:
+        self.assertEqual('arm64-64k-ptdump', formats.run_name(
+            'reference-7.2-arm64-64k-ptdump').setup)
+        self.assertEqual('x86_64', formats.run_name('stock-6.12-x86_64').setup)
+
+    def test_bases_newest_first(self) -> None:
+        self.assertEqual(['7.3', '7.2', '6.12', '', 'x'],
+                         sorted(['6.12', '', '7.3', 'x', '7.2'],
+                                key=formats.base_key))
+
+
+class ResultLineTest(unittest.TestCase):
+    def test_fields(self) -> None:
+        r = formats.result('    ok 2 large_rw # SKIP no PMU')
+        assert r is not None
+        self.assertEqual((True, 2, 'large_rw', 'no PMU', False, True),
+                         (r.ok, r.number, r.name, r.skip_reason(), r.top,
+                          r.own))
+        r = formats.result('# not ok 3 - aux_map.bad_offset')
+        assert r is not None
+        self.assertEqual((False, 'aux_map.bad_offset', None, False),
+                         (r.ok, r.name, r.skip_reason(), r.own))
+
+    def test_diagnostics_are_no_results(self) -> None:
+        for line in ('# vmap_granule_map_test: pass:1 fail:0',
+                     '    # aux: ok 1 quoted', 'ok', 'okay 1 x'):
+            self.assertIsNone(formats.result(line), line)
+
+    def test_renumbered_keeps_the_directive(self) -> None:
+        r = formats.result('ok 7 vmap_granule # SKIP no vmap')
+        assert r is not None
+        self.assertEqual('ok 1 suite # SKIP no vmap', r.renumbered('suite'))
+
+    def test_runner_line_names_a_binary(self) -> None:
+        r = formats.result('not ok 2 selftests: perf_aux: pagesize_test # '
+                           'TIMEOUT 300 seconds')
+        assert r is not None
+        self.assertEqual(('perf_aux', 'pagesize_test'),
+                         formats.kselftest_binary(r))
+        self.assertEqual('TIMEOUT 300 seconds', r.comment)
+
+
+class KunitToolTest(unittest.TestCase):
+    def test_tool_dir_then_the_newest_cached_tree(self) -> None:
+        with tempfile.TemporaryDirectory() as cache:
+            for base in ('6.12', '7.2', '7.3'):
+                os.makedirs(os.path.join(cache, 'src', base, 'tools',
+                                         'testing', 'kunit'))
+            env = {'PERF_AUX_CACHE': cache, 'KUNIT_TOOL_DIR': '/k'}
+            with mock.patch.dict(os.environ, env):
+                dirs = ktap._tool_dirs()
+        self.assertEqual(['/k'] + [os.path.join(cache, 'src', b, 'tools',
+                                                'testing', 'kunit')
+                                   for b in ('7.3', '7.2', '6.12')], dirs)
+
+    def test_both_parser_apis(self) -> None:
+        """6.12's parse_run_tests(lines) prints through kunit_parser.stdout;
+        later ones take the printer as an argument."""
+        calls = []
+
+        def old_api(kernel_output):  # type: ignore[no-untyped-def]
+            calls.append(('old', list(kernel_output)))
+
+        def new_api(kernel_output, printer):  # type: ignore
+            calls.append(('new', printer))
+
+        for api in (old_api, new_api):
+            parser = mock.Mock(parse_run_tests=api)
+            with mock.patch.object(ktap, '_kunit',
+                                   return_value=(parser, 'quiet')):
+                ktap.parse('KTAP version 1\n1..0\n')
+        self.assertEqual([('old', ['KTAP version 1', '1..0']),
+                          ('new', 'quiet')], calls)
+
+    def test_a_document_cut_short_fails(self) -> None:
+        r = verdicts.count('x', 'KTAP version 1\n1..2\n    KTAP version 1\n'
+                           '    1..1\n')
+        self.assertFalse(r.ok)
+
+
+class EntryPointTest(unittest.TestCase):
+    """scripts/results.py and scripts/lava/lava_results.py as the shell
+    scripts run them."""
+
+    def run_script(self, *argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *argv], capture_output=True,
+                              text=True, cwd='/', timeout=60)
+
+    def test_results_py(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            log = os.path.join(DATA, 'kselftest-run.log')
+            p = self.run_script(os.path.join(SCRIPTS, 'results.py'),
+                                'kselftest', log, tmp)
+            self.assertEqual(0, p.returncode, p.stderr)
+            p = self.run_script(os.path.join(SCRIPTS, 'results.py'),
+                                'expect', tmp, 'perf_aux.wrap_test',
+                                '--no-failure', '--min-passed', '2')
+        self.assertEqual((0, 'perf_aux.wrap_test: 2 passed, 0 failed, '
+                          '0 skipped\n'), (p.returncode, p.stdout), p.stderr)
+
+    def test_lava_results_py(self) -> None:
+        if importlib.util.find_spec('yaml') is None:
+            self.skipTest('no python3-yaml')
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, 'perf_aux.wrap_test.ktap'), 'w') as f:
+                f.write('TAP version 13\n1..1\nok 1 aux_wrap.rw\n')
+            p = self.run_script(os.path.join(SCRIPTS, 'lava',
+                                             'lava_results.py'),
+                                'expected', tmp)
+        self.assertEqual((0, ['perf_aux.wrap_test.aux_wrap.rw pass',
+                              'perf_aux.wrap_test.suite pass',
+                              'perf_aux.kselftest.suite pass']),
+                         (p.returncode, p.stdout.splitlines()), p.stderr)
 
 
 if __name__ == '__main__':

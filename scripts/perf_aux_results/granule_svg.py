@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Granule maps of AUX buffers, from KTAP diagnostics to SVG pictures.
 
@@ -16,15 +15,12 @@ caption with the size and the translation entries.
 """
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Tuple
 from xml.sax.saxutils import escape, quoteattr
 
-# "granule_map k=v ..." after a '# ', alone or after a "file:line:test:".
-LINE = re.compile(r'^\s*#.*?[\s:]granule_map\s+(.*?)\s*$')
-RESULT = re.compile(r'^\s*(?:not ok|ok) [0-9]+ (?:- )?([^#]*?)\s*(?:#.*)?$')
-RUN = re.compile(r'^([PCT])([0-9]+)$')
+from . import formats, ktap
+
 INT_FIELDS = ('pages', 'snapshot', 'page_size', 'pmd_pages', 'cont_pages')
 
 NAMES = {'P': 'PMD', 'C': 'cont-PTE', 'T': 'PTE'}
@@ -69,7 +65,7 @@ def parse_runs(text: str) -> Optional[List[Tuple[str, int]]]:
     """'P1024,C64,T3' as [('P', 1024), ('C', 64), ('T', 3)]; None if bad."""
     runs = []
     for token in text.split(','):
-        match = RUN.match(token.strip())
+        match = formats.GRANULE_RUN.match(token.strip())
         if not match:
             return None
         runs.append((match.group(1), int(match.group(2))))
@@ -78,7 +74,7 @@ def parse_runs(text: str) -> Optional[List[Tuple[str, int]]]:
 
 def parse_line(line: str) -> Optional[GranuleMap]:
     """The granule map of one diagnostic line, or None if it holds none."""
-    match = LINE.match(line)
+    match = formats.GRANULE_MAP.match(line)
     if not match:
         return None
     fields = dict(kv.split('=', 1) for kv in match.group(1).split()
@@ -101,22 +97,15 @@ def parse_ktap(lines: Iterable[str]) -> List[GranuleMap]:
     A test that prints several maps names them <test>, <test>-2, ...; a map
     with no result line after it (the test died) is named by its PMU.
     """
+    named, orphans = ktap.named_by_result(lines, parse_line)
     maps: List[GranuleMap] = []
-    pending: List[GranuleMap] = []
-    for line in lines:
-        found = parse_line(line)
-        if found:
-            pending.append(found)
-            continue
-        match = RESULT.match(line)
-        if match and pending:
-            for i, m in enumerate(pending):
-                m.test = match.group(1) + (f'-{i + 1}' if i else '')
-            maps += pending
-            pending = []
-    for m in pending:
+    for test, found in named:
+        for i, m in enumerate(found):
+            m.test = test + (f'-{i + 1}' if i else '')
+        maps += found
+    for m in orphans:
         m.test = m.pmu
-    return maps + pending
+    return maps + orphans
 
 
 def blocks(m: GranuleMap) -> Dict[str, Tuple[int, int]]:

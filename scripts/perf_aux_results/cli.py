@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The command lines of scripts/results.py and scripts/lava/lava_results.py.
+
+Each subcommand parses, decides its exit status from what it parsed, and
+prints; the lines printed are the ones scripts/check.sh, run.sh, repeat.sh
+and lava/check.sh have always read.
+"""
+
+import argparse
+import os
+from typing import Callable, Dict, List, Optional
+
+from . import ktap, matrix, report, runs, verdicts
+
+
+def _split(split: Callable[..., Dict[str, str]]
+           ) -> Callable[[argparse.Namespace], int]:
+    def cmd(args: argparse.Namespace) -> int:
+        with open(args.log, errors='replace') as f:
+            ktap.write_suites(split(f), args.outdir)
+        return 0
+    return cmd
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    lines, total = verdicts.summary(args.dirs)
+    print('\n'.join(lines))
+    if args.report:
+        # The report covers every run so far, not only these.
+        parent = os.path.dirname(os.path.abspath(args.dirs[0]))
+        out = os.path.dirname(os.path.abspath(args.report))
+        report.write_report(args.report, runs.run_dirs(parent),
+                            os.path.join(out, 'mutants'), runs.PATCHES,
+                            os.path.join(out, 'logs'))
+    return 0 if total.ok else 1
+
+
+def cmd_flakes(args: argparse.Namespace) -> int:
+    found = verdicts.flakes(args.dirs)
+    print('\n'.join(found.lines()))
+    return 1 if found.flaky else 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    values = []
+    for d in (args.base, args.new):
+        path = os.path.join(d, 'vmap_granule.ktap')
+        if not os.path.isfile(path):
+            print(f'vmap bench: no vmap_granule results in {d}')
+            return 1
+        values.append(report.bench_values(ktap.read_text(path)))
+    lines = report.bench_lines(values[0], values[1])
+    for line in lines:
+        print(f'vmap bench {runs.name(args.base)} -> {runs.name(args.new)}: '
+              f'{line}')
+    return 0 if lines else 1
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    report.write_report(args.out, runs.run_dirs(args.results), args.mutants,
+                        args.patches, args.logs)
+    print(f'report: {args.out}')
+    return 0
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    found = matrix.matrices(args.mutants, args.patches)
+    for m in found:
+        if m.base:
+            print(f'base {m.base}:')
+        print('\n'.join(matrix.table(m.rows) + m.totals()))
+    return 0 if all(m.all_killed for m in found) else 1
+
+
+def cmd_expect(args: argparse.Namespace) -> int:
+    ok, line = verdicts.expect(args.dir, args.suite, verdicts.Expectation(
+        args.failure, args.min_passed, args.min_skipped, args.skip_reason))
+    print(line)
+    return 0 if ok else 1
+
+
+def results_main(argv: Optional[List[str]] = None) -> int:
+    """scripts/results.py."""
+    parser = argparse.ArgumentParser(
+        description='Turns console logs into per-suite KTAP files and '
+        'summarises them.')
+    sub = parser.add_subparsers(dest='command', required=True)
+    for name in ('kunit', 'kselftest', 'peers'):
+        p = sub.add_parser(name)
+        p.add_argument('log')
+        p.add_argument('outdir')
+    p = sub.add_parser('summary')
+    p.add_argument('dirs', nargs='+')
+    p.add_argument('--report')
+    sub.add_parser('flakes').add_argument('dirs', nargs='+')
+    p = sub.add_parser('report')
+    p.add_argument('--results', default=os.path.join(runs.OUT, 'results'))
+    p.add_argument('--out', default=os.path.join(runs.OUT, 'report.md'))
+    p.add_argument('--logs', default=os.path.join(runs.OUT, 'logs'))
+    for p in (p, sub.add_parser('matrix')):
+        # Both: the mutants' run directories and their patches.
+        p.add_argument('--mutants', default=os.path.join(runs.OUT, 'mutants'))
+        p.add_argument('--patches', default=runs.PATCHES)
+    p = sub.add_parser('bench')
+    p.add_argument('base')
+    p.add_argument('new')
+    p = sub.add_parser('expect')
+    p.add_argument('dir')
+    p.add_argument('suite')
+    p.add_argument('--min-passed', type=int, default=0)
+    p.add_argument('--min-skipped', type=int, default=0)
+    p.add_argument('--skip-reason')
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument('--no-failure', dest='failure', action='store_false')
+    group.add_argument('--failure', dest='failure', action='store_true')
+    args = parser.parse_args(argv)
+    handlers: Dict[str, Callable[[argparse.Namespace], int]] = {
+        'kunit': _split(ktap.split_kunit),
+        'kselftest': _split(ktap.split_kselftest),
+        'peers': _split(ktap.split_test_vmalloc),
+        'summary': cmd_summary, 'expect': cmd_expect, 'bench': cmd_bench,
+        'report': cmd_report, 'matrix': cmd_matrix, 'flakes': cmd_flakes,
+    }
+    return handlers[args.command](args)
+
+
+def lava_main(argv: Optional[List[str]] = None) -> int:
+    """scripts/lava/lava_results.py."""
+    from . import lava, lava_jobs
+    parser = argparse.ArgumentParser(
+        description='Host side of the perf_aux LAVA jobs.')
+    sub = parser.add_subparsers(dest='command', required=True)
+    sub.add_parser('validate').add_argument('files', nargs='+')
+    sub.add_parser('reject')
+    p = sub.add_parser('device')
+    for name in ('job', 'templates', 'out'):
+        p.add_argument(name)
+    p = sub.add_parser('compare')
+    p.add_argument('results_dir')
+    p.add_argument('log')
+    p.add_argument('--tag', default='lava-run')
+    p.add_argument('--group', action='append', default=[])
+    sub.add_parser('expected').add_argument('results_dir')
+    args = parser.parse_args(argv)
+
+    if args.command == 'validate':
+        return lava.emit(lava_jobs.validate_checks(args.files))
+    if args.command == 'reject':
+        return lava.emit(lava_jobs.reject_checks())
+    if args.command == 'device':
+        lava_jobs.render_device(args.job, args.templates, args.out)
+        return 0
+    if args.command == 'compare':
+        return lava.emit(lava.compare(args.results_dir, args.log, args.tag,
+                                      args.group))
+    for cases in lava.direct_groups(args.results_dir).values():
+        for name, result in cases.items():
+            print(name, result)
+    return 0

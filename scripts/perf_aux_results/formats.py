@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Every line format the glue reads, defined once.
+
+What the suites, the kselftest runner, the initramfs, lib/test_vmalloc.c
+and scripts/run.sh print, and how result directories are named; other
+modules match lines only through what is here.  Also the totals line that
+every summary ends with, and Markdown table cells.
+"""
+
+import re
+from dataclasses import dataclass
+from typing import Dict, Optional, Tuple
+
+# A KTAP result line, "ok 3 name", "not ok 3 - name # SKIP reason": at the
+# top level, nested (indented), or inside the kselftest runner's output
+# ('# ' prefixes).
+_RESULT = re.compile(r'^(?P<prefix>[\s#]*?)(?P<status>not ok|ok) '
+                     r'(?P<number>[0-9]+) (?:- )?(?P<name>[^#]*?)\s*'
+                     r'(?P<directive>#.*)?$')
+_SKIP = re.compile(r'^#\s*SKIP ?(.*)$')
+# run_kselftest.sh's name for one test binary in its own result line.
+_KSFT_NAME = re.compile(r'^selftests: (\S+): (\S+)$')
+# The first lines of a KTAP document, and of a subtest.
+TAP_HEADER = re.compile(r'^(K?TAP version [0-9]+)$')
+SUBTEST = re.compile(r'^\s*# Subtest: (\S+)')
+
+# lib/test_vmalloc.c's verdict per test case, printed when it finishes.
+VMALLOC_SUMMARY = re.compile(
+    r'Summary: (\S+) passed: ([0-9]+) failed: ([0-9]+) ')
+# vmap_granule's benchmark diagnostic: "vmap_bench: k=v k=v ...".
+_BENCH = re.compile(r'vmap_bench: (.*)$')
+# The initramfs, before the kselftests.
+_KERNEL = re.compile(r'PERF_AUX: kernel (\S+), page size (.+?)\s*$')
+# scripts/run.sh's source.txt: "source: Debian linux-source-7.3 ...".
+_SOURCE = re.compile(r'^source: (.+?)\s*$')
+# pagesize_test: "entries 16 for 256 pages (PMD 0, cont 256, PTE 0), at
+# least 1" in a diagnostic, before the result line of its test.
+_ENTRIES = re.compile(r'entries ([0-9]+) for ([0-9]+) pages'
+                      r'(?: \(([^)]*)\))?(?:, at least ([0-9]+))?')
+# pagesize_test: "granule_map k=v ..." after a '# ', alone or after a
+# "file:line:test:"; its map= field is runs like "P1024,C64,T3".
+GRANULE_MAP = re.compile(r'^\s*#.*?[\s:]granule_map\s+(.*?)\s*$')
+GRANULE_RUN = re.compile(r'^([PCT])([0-9]+)$')
+# A result directory: <kernel>-<base>-<target>[-<variant>]; a mutant's
+# "kernel" is its patch name, the unmutated one's "baseline".
+_RUN_NAME = re.compile(r'^(.+?)-([0-9]+\.[0-9]+)-(arm64-[0-9]+k|x86_64)'
+                       r'(?:-(.+))?$')
+# The first line of a mutant patch says what it breaks.
+MUTANT_HEADER = re.compile(r'^Mutant: ')
+# What LAVA (and lava-jobs/perf-aux-ktap-to-lava.sh) allows in a name.
+LAVA_NAME_CHARS = re.compile(r'[^-_A-Za-z0-9.]')
+
+
+@dataclass(frozen=True)
+class Result:
+    """One KTAP result line."""
+    prefix: str     # indentation and runner '#'s before it
+    ok: bool
+    number: int
+    name: str
+    directive: str  # '# SKIP reason', '# exit=1', or ''
+
+    @property
+    def top(self) -> bool:
+        """A result of the document itself, not of a nested test."""
+        return not self.prefix
+
+    @property
+    def own(self) -> bool:
+        """A result of this document's tree, not one the runner quotes."""
+        return '#' not in self.prefix
+
+    @property
+    def comment(self) -> str:
+        """The directive without its '#'."""
+        return self.directive[1:].lstrip()
+
+    def skip_reason(self) -> Optional[str]:
+        """The reason of an ok ... # SKIP, else None."""
+        match = _SKIP.match(self.directive)
+        return match.group(1) if match and self.ok else None
+
+    def renumbered(self, name: str) -> str:
+        """The line as test 1 of a document, named name."""
+        status = 'ok' if self.ok else 'not ok'
+        return f'{status} 1 {name}' + (f' {self.directive}'
+                                       if self.directive else '')
+
+
+def result(line: str) -> Optional[Result]:
+    """The result line in line, or None."""
+    m = _RESULT.match(line)
+    if not m:
+        return None
+    return Result(m.group('prefix'), m.group('status') == 'ok',
+                  int(m.group('number')), m.group('name'),
+                  m.group('directive') or '')
+
+
+def kselftest_binary(r: Result) -> Optional[Tuple[str, str]]:
+    """(collection, binary) of a runner's result line, else None."""
+    m = _KSFT_NAME.match(r.name) if r.top else None
+    return (m.group(1), m.group(2)) if m else None
+
+
+def bench(line: str) -> Optional[Dict[str, int]]:
+    """The key=value numbers of a vmap_bench line, else None."""
+    m = _BENCH.search(line)
+    if not m:
+        return None
+    return {k: int(v) for k, v in (kv.split('=') for kv in m.group(1).split())}
+
+
+def kernel(line: str) -> Optional[Tuple[str, str]]:
+    """(version, page size) of the initramfs's kernel line, else None."""
+    m = _KERNEL.search(line)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def source(line: str) -> Optional[str]:
+    """What a source.txt line says the kernel source was, else None."""
+    m = _SOURCE.match(line)
+    return m.group(1) if m else None
+
+
+@dataclass
+class Entries:
+    """Translation entries pagesize_test found for one buffer."""
+    entries: int
+    pages: int
+    detail: str
+    minimum: str
+    test: str = ''
+
+
+def entries(line: str) -> Optional[Entries]:
+    """The entries diagnostic in line, else None."""
+    if not line.lstrip().startswith('#'):
+        return None
+    m = _ENTRIES.search(line)
+    if not m:
+        return None
+    return Entries(int(m.group(1)), int(m.group(2)), m.group(3) or '',
+                   m.group(4) or '')
+
+
+@dataclass(frozen=True)
+class RunName:
+    """The parts of a result directory's name."""
+    kernel: str
+    base: str
+    target: str
+    variant: str
+
+    @property
+    def setup(self) -> str:
+        """Target and variant: what a comparison of kernels shares."""
+        return self.target + ('' if self.variant == 'default'
+                              else f'-{self.variant}')
+
+
+def run_name(name: str) -> RunName:
+    """The parts of name; a name of no known form is all kernel."""
+    m = _RUN_NAME.match(name)
+    if not m:
+        return RunName(name, '', '', '')
+    return RunName(m.group(1), m.group(2), m.group(3),
+                   m.group(4) or 'default')
+
+
+def base_key(base: str) -> tuple:
+    """Sort key putting the newest base ("7.3") first, anything else last."""
+    parts = base.split('.')
+    if not base or not all(p.isdigit() for p in parts):
+        return (1, base)
+    return tuple(-int(p) for p in parts)
+
+
+def totals(passed: int, failed: int, skipped: int) -> str:
+    """The count line every summary and check ends with."""
+    return f'{passed} passed, {failed} failed, {skipped} skipped'
+
+
+def md_cell(text: str) -> str:
+    """text as a cell of a Markdown table."""
+    return text.replace('|', '\\|')
