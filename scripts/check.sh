@@ -305,11 +305,11 @@ mutant_build()
 	fi
 }
 
-# run_mutants DIR SUITE VARIANT [NAME...]: every patch in DIR (or the named
-# ones) makes SUITE fail.  With PERF_AUX_PEERS=1 the peers run beside.
-run_mutants()
+# each_mutant DIR WHAT FN [NAME...]: FN PATCH NAME RES LOG for every mutant
+# of DIR (or the named ones), saying which it is and how far along.
+each_mutant()
 {
-	local dir=$1 suite=$2 variant=$3 m name res log i=0 n
+	local dir=$1 what=$2 fn=$3 name run i=0 n
 	local -a names
 
 	shift 3
@@ -317,56 +317,70 @@ run_mutants()
 	n=${#names[@]}
 	for name in "${names[@]}"; do
 		i=$((i + 1))
-		echo "-- mutant $i of $n: $name ($BASE)"
-		m=$(mutant_patch "$dir" "$name")
-		res="$PERF_AUX_OUT/mutants/$(mutant_run "$name")"
-		log="$PERF_AUX_OUT/logs/mutant-$(mutant_run "$name")-kunit.log"
-		rm -rf "$res"
-		if [ "${PERF_AUX_PEERS:-0}" = 1 ]; then
-			# shellcheck disable=SC2086
-			mutant_build "$m" "$variant" "$log" $PEER_VMALLOC || continue
-		else
-			mutant_build "$m" "$variant" "$log" || continue
-		fi
-		$RESULTS kunit "$log" "$res"
-		if [ "${PERF_AUX_PEERS:-0}" = 1 ]; then
-			$RESULTS peers "$log" "$res"
-			peer_selftests "$name" "$variant" "$res"
-		fi
-		expect "$res" "$suite" --failure
+		echo "-- $what $i of $n: $name ($BASE)"
+		run=$(mutant_run "$name")
+		rm -rf "$PERF_AUX_OUT/mutants/$run"
+		"$fn" "$(mutant_patch "$dir" "$name")" "$name" \
+			"$PERF_AUX_OUT/mutants/$run" "$PERF_AUX_OUT/logs/mutant-$run"
 	done
 }
 
+# kernel_mutant PATCH NAME RES LOG: $mutant_suite fails on the mutant,
+# booted with $mutant_variant; with PERF_AUX_PEERS=1 the peers run beside.
+kernel_mutant()
+{
+	local -a peer_args=()
+
+	[ "${PERF_AUX_PEERS:-0}" != 1 ] || read -r -a peer_args <<< "$PEER_VMALLOC"
+	mutant_build "$1" "$mutant_variant" "$4-kunit.log" "${peer_args[@]}" ||
+		return 0
+	$RESULTS kunit "$4-kunit.log" "$3"
+	if [ "${PERF_AUX_PEERS:-0}" = 1 ]; then
+		$RESULTS peers "$4-kunit.log" "$3"
+		peer_selftests "$2" "$mutant_variant" "$3"
+	fi
+	expect "$3" "$mutant_suite" --failure
+}
+
+# run_mutants DIR SUITE VARIANT [NAME...]: every patch in DIR (or the named
+# ones) makes SUITE fail.
+run_mutants()
+{
+	local mutant_suite=$2 mutant_variant=$3 dir=$1
+
+	shift 3
+	each_mutant "$dir" mutant kernel_mutant "$@"
+}
+
+# module_mutant PATCH NAME RES LOG: the trace integrity or wrap kselftests
+# fail on the mutant synthetic PMU.
+module_mutant()
+{
+	local suite line
+	local -a peer_off=()
+
+	[ "${PERF_AUX_PEERS:-0}" != 1 ] || peer_off=("$PEER_OFF")
+	mutant_build "$1" default "$4-kunit.log" "${peer_off[@]}" || return 0
+	"$PERF_AUX_ROOT/scripts/kselftest.sh" mutant arm64-4k default \
+		"$4-kselftest.log" "${peer_off[@]}" \
+		${MODULE_MUTANT_TESTS:+"$MODULE_MUTANT_TESTS"} \
+		> /dev/null 2>&1 || true
+	$RESULTS kselftest "$4-kselftest.log" "$3"
+	for suite in integrity_test wrap_test; do
+		line=$($RESULTS expect "$3" "perf_aux.$suite" --failure) &&
+			break
+	done
+	verdict $? "$(basename "$3"): $line"
+}
+
 # run_module_mutants DIR [NAME...]: every patch of the synthetic AUX PMU in
-# DIR (or the named ones) makes the trace integrity or wrap kselftests fail.
+# DIR (or the named ones).
 run_module_mutants()
 {
-	local dir=$1 m name res log suite line i=0 n
-	local -a names peer_off=()
+	local dir=$1
 
 	shift
-	read -r -a names <<< "$(mutant_names "$dir" "$@")"
-	n=${#names[@]}
-	[ "${PERF_AUX_PEERS:-0}" != 1 ] || peer_off=("$PEER_OFF")
-	for name in "${names[@]}"; do
-		i=$((i + 1))
-		echo "-- module mutant $i of $n: $name ($BASE)"
-		m=$(mutant_patch "$dir" "$name")
-		res="$PERF_AUX_OUT/mutants/$(mutant_run "$name")"
-		log="$PERF_AUX_OUT/logs/mutant-$(mutant_run "$name")"
-		rm -rf "$res"
-		mutant_build "$m" default "$log-kunit.log" "${peer_off[@]}" || continue
-		"$PERF_AUX_ROOT/scripts/kselftest.sh" mutant arm64-4k default \
-			"$log-kselftest.log" "${peer_off[@]}" \
-			${MODULE_MUTANT_TESTS:+"$MODULE_MUTANT_TESTS"} \
-			> /dev/null 2>&1 || true
-		$RESULTS kselftest "$log-kselftest.log" "$res"
-		for suite in integrity_test wrap_test; do
-			line=$($RESULTS expect "$res" "perf_aux.$suite" --failure) &&
-				break
-		done
-		verdict $? "$(mutant_run "$name"): $line"
-	done
+	each_mutant "$dir" "module mutant" module_mutant "$@"
 }
 
 # make check's mutants: one of each family, chosen for what they prove and
