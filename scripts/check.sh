@@ -457,16 +457,16 @@ run_stage()
 			STOCK_STRICT_ARGS=$STRICT_TESTS timed "$BASE stock kernel" stock_runs
 		fi ;;
 	sanitize) timed "$BASE sanitizers" sanitize_run ;;
-	peers) PERF_AUX_PEERS=1 timed "$BASE peers on the unmutated kernel" peer_baseline ;;
+	peers) PERF_AUX_PEERS=${PERF_AUX_PEERS:-1} timed "$BASE peers on the unmutated kernel" peer_baseline ;;
 	mutants) timed "$BASE one mutant of each family" quick_mutants "$mutants" ;;
 	aux_mutants)
-		PERF_AUX_PEERS=1 timed "$BASE AUX allocator mutants" run_mutants \
+		PERF_AUX_PEERS=${PERF_AUX_PEERS:-1} timed "$BASE AUX allocator mutants" run_mutants \
 			"$mutants/aux_alloc" perf_aux_alloc default ;;
 	vmap_mutants)
-		PERF_AUX_PEERS=1 timed "$BASE vmap granule mutants" run_mutants \
+		PERF_AUX_PEERS=${PERF_AUX_PEERS:-1} timed "$BASE vmap granule mutants" run_mutants \
 			"$mutants/vmap_granule" vmap_granule strict ;;
 	module_mutants)
-		PERF_AUX_PEERS=1 timed "$BASE synthetic AUX PMU mutants" \
+		PERF_AUX_PEERS=${PERF_AUX_PEERS:-1} timed "$BASE synthetic AUX PMU mutants" \
 			run_module_mutants "$mutants/test_aux_pmu" ;;
 	lava) timed "LAVA jobs, lava-run" lava_checks ;;
 	custom)

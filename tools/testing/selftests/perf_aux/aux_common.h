@@ -28,6 +28,8 @@
 #define NO_TEST_PMU "no synthetic AUX PMU (CONFIG_TEST_AUX_PMU)"
 #define NO_MEMORY "buffer larger than half of available memory"
 #define NO_PERFMON "CPU-wide events need CAP_PERFMON"
+#define NOT_ROOT "needs root: kernel addresses of the vmap"
+#define NO_REPORT "no test_aux_pmu report in debugfs"
 
 /* The synthetic PMUs and the capability each stands for. */
 enum aux_caps { CAPS_NONE, CAPS_LARGE, CAPS_NOSG };

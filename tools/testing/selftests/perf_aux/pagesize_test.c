@@ -92,7 +92,8 @@ static bool strict(void)
 
 FIXTURE(aux_pagesize) {
 	int fd;
-	long kptr;
+	long kptr;		/* kptr_restrict as found */
+	bool kptr_set;		/* changed by setup: teardown restores it */
 	struct aux_buffer buf;
 	struct aux_report report;
 	unsigned long size;
@@ -157,15 +158,20 @@ FIXTURE_SETUP(aux_pagesize)
 	if (variant->caps == CAPS_NOSG &&
 	    ilog2_ul(self->size / page_size()) > max_page_order())
 		SKIP(return, "one chunk of this size is above MAX_PAGE_ORDER");
+	/* Real addresses in vmallocinfo and the report, for root only. */
+	if (geteuid())
+		SKIP(return, NOT_ROOT);
+	if (access(AUX_REPORT, R_OK))
+		SKIP(return, NO_REPORT);
 	f = fopen(KPTR_RESTRICT, "r");
 	ASSERT_NE(NULL, f);
 	ASSERT_EQ(1, fscanf(f, "%ld", &self->kptr));
 	fclose(f);
-	/* Real addresses in vmallocinfo and the report, for root only. */
 	f = fopen(KPTR_RESTRICT, "w");
 	ASSERT_NE(NULL, f);
+	self->kptr_set = true;
 	fprintf(f, "1\n");
-	fclose(f);
+	ASSERT_EQ(0, fclose(f));
 
 	self->fd = aux_event_open(type, 0);
 	ASSERT_LE(0, self->fd);
@@ -179,10 +185,17 @@ FIXTURE_SETUP(aux_pagesize)
 	ASSERT_EQ(0, aux_report_read(self->buf.id, &self->report));
 }
 
+/*
+ * In the parent, so that kptr_restrict is put back whatever failed in the
+ * test or its setup (self is shared with the test's process).
+ */
 FIXTURE_TEARDOWN_PARENT(aux_pagesize)
 {
-	FILE *f = fopen(KPTR_RESTRICT, "w");
+	FILE *f;
 
+	if (!self->kptr_set)
+		return;
+	f = fopen(KPTR_RESTRICT, "w");
 	if (f) {
 		fprintf(f, "%ld\n", self->kptr);
 		fclose(f);
