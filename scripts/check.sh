@@ -533,8 +533,10 @@ main()
 	# Which test caught which mutant, the peers' kills beside.
 	[ -z "$FULL" ] || [ ! -d "$PERF_AUX_OUT/mutants" ] || $RESULTS matrix
 	for b in $bases; do
+		[ -d "$PERF_AUX_OUT/results/stock-$b-arm64-4k" ] &&
+		[ -d "$PERF_AUX_OUT/results/reference-$b-arm64-4k" ] || continue
 		$RESULTS bench "$PERF_AUX_OUT/results/stock-$b-arm64-4k" \
-			"$PERF_AUX_OUT/results/reference-$b-arm64-4k" 2>/dev/null || true
+			"$PERF_AUX_OUT/results/reference-$b-arm64-4k" || true
 	done
 	$RESULTS summary "$PERF_AUX_OUT"/results/*/ \
 		--report "$PERF_AUX_OUT/report.md" |

@@ -22,7 +22,7 @@
 # Usage: BASE=7.3 scripts/kernel-tree.sh NAME [MUTANT.patch]
 
 set -euo pipefail
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 OVERLAY="lib/tests lib/test_aux_pmu.c mm/tests tools/testing/selftests/perf_aux"
 staging=
@@ -157,6 +157,56 @@ restore_unstaged()
 	done
 }
 
+# tree_state SRC: what a user's tree holds, for the recipe: a git tree's
+# HEAD, its uncommitted diff and untracked files; any other tree's file
+# names, sizes and modification times.
+tree_state()
+{
+	if git -C "$1" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+		git -C "$1" rev-parse HEAD
+		git -C "$1" diff HEAD
+		git -C "$1" ls-files --others --exclude-standard -z |
+			(cd "$1" && xargs -0r sha256sum)
+	else
+		(cd "$1" && find . -path ./.git -prune -o -type f \
+			-printf '%P %s %T@\n' | LC_ALL=C sort)
+	fi
+}
+
+# tree_describe SRC: the same in words, for the run's log and the report.
+tree_describe()
+{
+	if git -C "$1" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+		echo "git $(git -C "$1" describe --always --dirty --abbrev=12)"
+	else
+		echo "not a git tree, files $(tree_state "$1" | sha256sum | cut -c1-12)"
+	fi
+}
+
+# sync_tree NAME SRC TREE: TREE made SRC plus the staging copy ($staging,
+# listed in $staging.files).  Content compare, no times: only files that
+# differ get a new mtime, so make rebuilds exactly what changed.  The overlay
+# and the patched files come from the staging copy, so that a file a patch
+# changes is written once, and only when its patched content changed.
+sync_tree()
+{
+	local name=$1 src=$2 tree=$3
+
+	if [ "$name" != custom ] && [ -f "$tree/.perf_aux-staged" ] &&
+	   [ "$(cat "$tree/.perf_aux-src" 2>/dev/null)" = "$(source_stamp "$src")" ]; then
+		# A Debian source never changes: only what was staged before
+		# (a previous mutant) and what is staged now can differ.
+		restore_unstaged "$src" "$tree" "$tree/.perf_aux-staged" "$staging.files"
+	else
+		rsync -rlc --delete --exclude='/.build-*' --exclude=/.git \
+			--exclude='/.perf_aux-*' --exclude-from="$staging.files" \
+			"$src/" "$tree/"
+	fi
+	rsync -rlc "$staging/" "$tree/"
+	cp "$staging.files" "$tree/.perf_aux-staged"
+	source_stamp "$src" > "$tree/.perf_aux-src"
+}
+
 # A hash of everything the tree is made of.
 recipe()
 {
@@ -164,6 +214,7 @@ recipe()
 
 	{
 		echo "$src $(tree_version "$src")"
+		[ "$name" != custom ] || tree_state "$src"
 		for f in $(patch_list "$name" "$mutant") ; do
 			echo "$f"
 			cat "$f"
@@ -191,7 +242,7 @@ main()
 		base=$(version_base "$(tree_version "$src")")
 		[ -d "$(base_patches "$base")" ] ||
 			die "KERNEL_SRC=$src is $(tree_version "$src"): no hook-ups for $base (bases: $PERF_AUX_BASES)"
-		origin="$src" ;;
+		origin="$src ($(tree_describe "$src"))" ;;
 	*) die "unknown tree '$name'" ;;
 	esac
 	if [ -n "$mutant" ]; then
@@ -213,25 +264,10 @@ main()
 	trap 'rm -rf "$staging" "$staging.files"' EXIT
 	# shellcheck disable=SC2046
 	staged_content "$src" "$staging" $(patch_list "$name" "$mutant")
-	# Content compare, no times: only files that differ get a new mtime, so
-	# make rebuilds exactly what changed.  The overlay and the patched
-	# files come from the staging copy, so that a file a patch changes is
-	# written once, and only when its patched content changed.
-	if [ "$name" != custom ] && [ -f "$tree/.perf_aux-staged" ] &&
-	   [ "$(cat "$tree/.perf_aux-src" 2>/dev/null)" = "$(source_stamp "$src")" ]; then
-		# A Debian source never changes: only what was staged before
-		# (a previous mutant) and what is staged now can differ.
-		restore_unstaged "$src" "$tree" "$tree/.perf_aux-staged" "$staging.files"
-	else
-		rsync -rlc --delete --exclude='/.build-*' --exclude=/.git \
-			--exclude='/.perf_aux-*' --exclude-from="$staging.files" \
-			"$src/" "$tree/"
-	fi
-	rsync -rlc "$staging/" "$tree/"
-	cp "$staging.files" "$tree/.perf_aux-staged"
-	source_stamp "$src" > "$tree/.perf_aux-src"
+	sync_tree "$name" "$src" "$tree"
 	echo "$origin, version $(tree_version "$src")" > "$tree/.perf_aux-source"
 	echo "$stamp" > "$tree/.perf_aux-recipe"
 }
 
-main "$@"
+# Sourced by the host tests for its functions; run, it prepares a tree.
+[ "${BASH_SOURCE[0]}" != "$0" ] || main "$@"

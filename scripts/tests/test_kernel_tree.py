@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: GPL-2.0
+"""scripts/kernel-tree.sh on a user's tree (KERNEL_SRC=): an edit is seen.
+
+A run on a tree of the user's must never report an old kernel's results as
+the new one's: the tree's recipe covers its content (a git tree's HEAD, diff
+and untracked files; any other tree's sizes and times), and bringing the
+cached copy up to date rewrites the edited file only, so that make rebuilds
+that object and nothing else.  The functions are sourced from the script
+and run on a small stand-in tree.
+"""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(os.path.dirname(HERE), 'kernel-tree.sh')
+
+
+class TreeTestCase(unittest.TestCase):
+    """A stand-in kernel tree: kernelversion and two source files."""
+
+    def setUp(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix='kernel-tree.')
+        self.src = os.path.join(self.dir, 'linux')
+        os.makedirs(os.path.join(self.src, 'mm'))
+        self.write('Makefile', 'kernelversion:\n\t@echo 7.3.0\n')
+        self.write('mm/vmalloc.c', 'int vmap;\n')
+        self.write('mm/util.c', 'int util;\n')
+
+    def tearDown(self) -> None:
+        shutil.rmtree(self.dir)
+
+    def write(self, path: str, text: str) -> None:
+        with open(os.path.join(self.src, path), 'w') as f:
+            f.write(text)
+
+    def shell(self, command: str, *args: str) -> str:
+        """COMMAND with kernel-tree.sh's functions, base 7.3."""
+        env = dict(os.environ, PERF_AUX_CACHE=os.path.join(self.dir, 'cache'))
+        out = subprocess.run(
+            ['bash', '-c', f'. "{SCRIPT}"; base=7.3; {command}', 'sh', *args],
+            env=env, check=True, capture_output=True, text=True)
+        return out.stdout
+
+    def recipe(self) -> str:
+        return self.shell('recipe "$1" custom ""', self.src)
+
+    def git(self, *args: str) -> None:
+        subprocess.run(['git', '-C', self.src, '-c', 'user.name=t',
+                        '-c', 'user.email=t@t', *args], check=True,
+                       capture_output=True)
+
+
+class PlainTreeTest(TreeTestCase):
+
+    def test_same_tree_same_recipe(self) -> None:
+        self.assertEqual(self.recipe(), self.recipe())
+
+    def test_edited_file_changes_the_recipe(self) -> None:
+        before = self.recipe()
+        self.write('mm/vmalloc.c', 'int vmap = 1;\n')
+        self.assertNotEqual(before, self.recipe())
+
+    def test_touched_file_changes_the_recipe(self) -> None:
+        before = self.recipe()
+        path = os.path.join(self.src, 'mm/util.c')
+        os.utime(path, (time.time() + 10, time.time() + 10))
+        self.assertNotEqual(before, self.recipe())
+
+    def test_described_as_not_git(self) -> None:
+        self.assertIn('not a git tree',
+                      self.shell('tree_describe "$1"', self.src))
+
+
+class GitTreeTest(TreeTestCase):
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.git('init', '-q')
+        self.git('add', '-A')
+        self.git('commit', '-qm', 'base')
+
+    def test_uncommitted_edit_changes_the_recipe_and_is_dirty(self) -> None:
+        before = self.recipe()
+        self.write('mm/vmalloc.c', 'int vmap = 1;\n')
+        self.assertNotEqual(before, self.recipe())
+        self.assertTrue(self.shell('tree_describe "$1"', self.src)
+                        .strip().endswith('-dirty'))
+
+    def test_commit_changes_the_recipe(self) -> None:
+        self.write('mm/vmalloc.c', 'int vmap = 1;\n')
+        dirty = self.recipe()
+        self.git('commit', '-qam', 'edit')
+        self.assertNotEqual(dirty, self.recipe())
+        self.assertFalse(self.shell('tree_describe "$1"', self.src)
+                         .strip().endswith('-dirty'))
+
+    def test_untracked_file_changes_the_recipe(self) -> None:
+        before = self.recipe()
+        self.write('mm/new.c', 'int n;\n')
+        self.assertNotEqual(before, self.recipe())
+
+
+class SyncTest(TreeTestCase):
+    """The cached copy: only the edited file gets a new time."""
+
+    def sync(self, tree: str) -> None:
+        staging = os.path.join(self.dir, 'staging')
+        os.makedirs(staging, exist_ok=True)
+        open(staging + '.files', 'w').close()
+        self.shell(f'staging="{staging}"; sync_tree custom "$1" "$2"',
+                   self.src, tree)
+
+    def test_only_the_edited_file_is_rewritten(self) -> None:
+        tree = os.path.join(self.dir, 'tree')
+        shutil.copytree(self.src, tree)
+        self.sync(tree)
+        old = {p: os.stat(os.path.join(tree, p)).st_mtime_ns
+               for p in ('mm/vmalloc.c', 'mm/util.c')}
+        time.sleep(0.05)
+        self.write('mm/vmalloc.c', 'int vmap = 1;\n')
+        self.sync(tree)
+        with open(os.path.join(tree, 'mm/vmalloc.c')) as f:
+            self.assertEqual('int vmap = 1;\n', f.read())
+        self.assertGreater(os.stat(os.path.join(tree, 'mm/vmalloc.c'))
+                           .st_mtime_ns, old['mm/vmalloc.c'])
+        self.assertEqual(os.stat(os.path.join(tree, 'mm/util.c'))
+                         .st_mtime_ns, old['mm/util.c'])
+
+
+if __name__ == '__main__':
+    unittest.main()
