@@ -30,6 +30,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/pgtable.h>
+#include <linux/prandom.h>
 #include <linux/set_memory.h>
 #include <linux/vmalloc.h>
 
@@ -39,6 +40,15 @@ static bool strict;
 module_param(strict, bool, 0444);
 MODULE_PARM_DESC(strict,
 		 "Fail instead of skip where vmap() maps base pages only");
+
+/*
+ * The generated shapes come from this seed: fixed by default, so that every
+ * run (and a board farm comparing runs) sees the same cases; another seed
+ * explores others and replays them.
+ */
+static ulong seed = 20261130;
+module_param(seed, ulong, 0444);
+MODULE_PARM_DESC(seed, "Seed of the generated shapes of pages[]");
 
 #define BASE_PAGES_ONLY "vmap() maps base pages only"
 
@@ -203,6 +213,82 @@ static const struct vmap_shape vmap_shapes[] = {
 };
 
 KUNIT_ARRAY_PARAM_DESC(vmap_shape, vmap_shapes, name);
+
+/*
+ * Generated shapes: pieces of every kind and order (up to two PMDs), trimmed
+ * at either end, reversed, in any order.  Scattered pieces are runs of
+ * single pages, so a large run after them may start at an aligned index
+ * again: where a scan that gives up at the first small page would miss it.
+ */
+#define NR_GEN_SHAPES 200
+
+static struct vmap_shape gen_shapes[NR_GEN_SHAPES];
+static char gen_names[NR_GEN_SHAPES][KUNIT_PARAM_DESC_SIZE];
+
+KUNIT_ARRAY_PARAM_DESC(gen_shape, gen_shapes, name);
+
+static u32 pick(struct rnd_state *rnd, u32 n)
+{
+	return prandom_u32_state(rnd) % n;
+}
+
+static void gen_piece(struct rnd_state *rnd, struct piece *p)
+{
+	static const enum piece_kind kinds[] = {
+		ORDER0, SPLIT, SPLIT, SPLIT, COMPOUND, SCATTERED, SCATTERED,
+	};
+	static const enum piece_order orders[] = {
+		O_CONT, O_CONT, O_PMD, O_PMD, O_TWO_PMD,
+	};
+
+	p->kind = kinds[pick(rnd, ARRAY_SIZE(kinds))];
+	p->order = p->kind == ORDER0 ? O_ZERO :
+		   orders[pick(rnd, ARRAY_SIZE(orders) - (p->kind == SCATTERED))];
+	if (p->kind != SPLIT)
+		return;
+	p->trim_head = !pick(rnd, 6);
+	p->trim_tail = !pick(rnd, 6);
+	p->reversed = !pick(rnd, 10);
+}
+
+/* The shape as a name: kind.order[h][t][r] for each piece. */
+static void gen_name(char *buf, unsigned int i, const struct vmap_shape *shape)
+{
+	static const char kind[] = { '-', '0', 's', 'c', 'x' };
+	static const char order[] = { '0', 'c', 'p', 'P' };
+	const struct piece *p;
+	int n = scnprintf(buf, KUNIT_PARAM_DESC_SIZE, "gen%03u", i);
+
+	for (p = shape->pieces; p < shape->pieces + MAX_PIECES && p->kind; p++)
+		n += scnprintf(buf + n, KUNIT_PARAM_DESC_SIZE - n, "_%c%c%s%s%s",
+			       kind[p->kind], order[p->order],
+			       p->trim_head ? "h" : "", p->trim_tail ? "t" : "",
+			       p->reversed ? "r" : "");
+}
+
+static void gen_build_shapes(void)
+{
+	struct rnd_state rnd;
+	unsigned int i, k, nr;
+
+	prandom_seed_state(&rnd, seed);
+	for (i = 0; i < NR_GEN_SHAPES; i++) {
+		struct vmap_shape *shape = &gen_shapes[i];
+
+		memset(shape, 0, sizeof(*shape));
+		nr = 1 + pick(&rnd, MAX_PIECES);
+		shape->aligned_runs = true;
+		for (k = 0; k < nr; k++) {
+			struct piece *p = &shape->pieces[k];
+
+			gen_piece(&rnd, p);
+			if (p->trim_head || p->trim_tail)
+				shape->aligned_runs = false;
+		}
+		gen_name(gen_names[i], i, shape);
+		shape->name = gen_names[i];
+	}
+}
 
 /* One vmap()ed shape and what it was made of. */
 struct vmap_case {
@@ -410,6 +496,9 @@ static int vmap_granule_suite_init(struct kunit_suite *suite)
 	struct page *chunk;
 	void *addr;
 
+	gen_build_shapes();
+	pr_info("vmap_granule: %u generated shapes, seed %lu (vmap_granule_kunit.seed= replays)\n",
+		NR_GEN_SHAPES, seed);
 	feature_present = false;
 	if (shift && shift - PAGE_SHIFT > MAX_PAGE_ORDER)
 		shift = model_cont_shift();
@@ -472,6 +561,13 @@ static void vmap_granule_map_test(struct kunit *test)
 		return;
 	if (!strict && !feature_present && !any_large)
 		kunit_skip(test, BASE_PAGES_ONLY);
+	/* The whole shape as it came, so that a failure can be rebuilt. */
+	kunit_info(test, "%u pages, in runs:\n", vc->nr);
+	for (start = 0; start < vc->nr; start += len) {
+		len = run_length(vc, start);
+		kunit_info(test, "  pages[%u..%u]: pfn %#lx\n", start,
+			   start + len - 1, page_to_pfn(vc->pages[start]));
+	}
 	KUNIT_EXPECT_FALSE_MSG(test, misaligned,
 			       "area starts %#lx into the %lu-byte block its runs can use",
 			       (unsigned long)vc->addr & ((1UL << best) - 1),
@@ -655,6 +751,7 @@ static struct kunit_case vmap_granule_test_cases[] = {
 	KUNIT_CASE_PARAM(vmap_granule_nx_test, vmap_shape_gen_params),
 	KUNIT_CASE_PARAM(vmap_granule_unmap_test, vmap_shape_gen_params),
 	KUNIT_CASE_PARAM(vmap_granule_set_memory_test, vmap_shape_gen_params),
+	KUNIT_CASE_PARAM(vmap_granule_map_test, gen_shape_gen_params),
 	KUNIT_CASE_SLOW(vmap_granule_bench_test),
 	{}
 };
