@@ -28,14 +28,26 @@
 #include <kunit/test.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/panic.h>
 #include <linux/perf_event.h>
+#include <linux/prandom.h>
 #include <linux/xarray.h>
 
 #include "../../kernel/events/internal.h"
 
 #define AUX_CAPS_LARGE	(PERF_PMU_CAP_AUX_NO_SG | PERF_PMU_CAP_AUX_PREFER_LARGE)
 #define NO_INJECTION	INT_MAX
+/* Chunks whose highest order that succeeds a generated case chooses. */
+#define GEN_CHUNKS	8
+
+/*
+ * The generated failure patterns come from this seed: fixed by default, so
+ * that every run sees the same cases; another seed explores and replays.
+ */
+static ulong seed = 20261130;
+module_param(seed, ulong, 0444);
+MODULE_PARM_DESC(seed, "Seed of the generated allocation failure patterns");
 
 /* A buffer size, either fixed or relative to MAX_PAGE_ORDER. */
 struct aux_size {
@@ -85,6 +97,9 @@ struct aux_alloc_case {
 	int fail_above;		/* orders above this fail; NO_INJECTION: none */
 	int fail_chunk;		/* this chunk fails at every order; -1: none */
 	bool fail_setup;	/* setup_aux() returns NULL */
+	/* Generated: chunk k gets no order above ceil[k] (-1: none at all). */
+	bool per_chunk;
+	s8 ceil[GEN_CHUNKS];
 };
 
 /* What the stubs and the test PMU saw during one case. */
@@ -129,7 +144,9 @@ static struct page *aux_get_pages_stub(int node, gfp_t gfp, int order)
 		ctx->req_overflow = true;
 		return NULL;
 	}
-	if (order <= c->fail_above && ctx->chunks != c->fail_chunk)
+	if (order <= c->fail_above && ctx->chunks != c->fail_chunk &&
+	    (!c->per_chunk || ctx->chunks >= GEN_CHUNKS ||
+	     order <= c->ceil[ctx->chunks]))
 		page = alloc_pages_node(node, gfp, order);
 	ctx->req[ctx->nr_req].order = order;
 	ctx->req[ctx->nr_req++].page = page;
@@ -444,18 +461,78 @@ static void aux_build_fallback_cases(void)
 	}
 }
 
+/*
+ * Generated: for each of the first GEN_CHUNKS chunks, the highest order that
+ * succeeds (none, any, or one at random: -1 fails the chunk outright), on a
+ * random capability, mode, size and watermark.  The checks replay the rule
+ * against whatever the stubs refused, so any pattern is judged.
+ */
+#define NR_GEN_CASES 100
+static struct aux_alloc_case gen_cases[NR_GEN_CASES];
+
+static void aux_build_gen_cases(void)
+{
+	static const int sizes[] = { 2, 16, 100, 512, 1000, 2048 };
+	struct rnd_state rnd;
+	int i, k, n;
+
+	prandom_seed_state(&rnd, seed);
+	for (i = 0; i < NR_GEN_CASES; i++) {
+		struct aux_alloc_case *c = &gen_cases[i];
+		int ci = prandom_u32_state(&rnd) % ARRAY_SIZE(aux_caps);
+
+		memset(c, 0, sizeof(*c));
+		c->caps = aux_caps[ci].caps;
+		c->overwrite = prandom_u32_state(&rnd) % 2;
+		c->nr_pages = sizes[prandom_u32_state(&rnd) % ARRAY_SIZE(sizes)];
+		c->watermark = c->overwrite ? 0 :
+			aux_watermark(prandom_u32_state(&rnd) % NR_WM, c->nr_pages);
+		c->fail_above = NO_INJECTION;
+		c->fail_chunk = -1;
+		c->per_chunk = true;
+		n = scnprintf(c->name, sizeof(c->name), "gen%03d_%s_%s_%dp_", i,
+			      aux_caps[ci].name, c->overwrite ? "snap" : "rw",
+			      c->nr_pages);
+		for (k = 0; k < GEN_CHUNKS; k++) {
+			u32 r = prandom_u32_state(&rnd) % 8;
+
+			/* Mostly whatever order is asked, as on a quiet system. */
+			c->ceil[k] = r < 4 ? MAX_PAGE_ORDER : r == 4 ? -1 :
+				     (int)(prandom_u32_state(&rnd) % (MAX_PAGE_ORDER + 1));
+			n += scnprintf(c->name + n, sizeof(c->name) - n, "%c",
+				       c->ceil[k] < 0 ? 'x' :
+				       c->ceil[k] == MAX_PAGE_ORDER ? '*' :
+				       'a' + c->ceil[k]);
+		}
+	}
+}
+
 static int perf_aux_alloc_suite_init(struct kunit_suite *suite)
 {
 	aux_build_order_cases();
 	aux_build_fallback_cases();
+	aux_build_gen_cases();
+	pr_info("perf_aux_alloc: %d generated failure patterns, seed %lu (perf_aux_alloc_kunit.seed= replays)\n",
+		NR_GEN_CASES, seed);
 	return 0;
 }
 
 KUNIT_ARRAY_PARAM_DESC(aux_orders, order_cases, name);
 KUNIT_ARRAY_PARAM_DESC(aux_fallback, fallback_cases, name);
+KUNIT_ARRAY_PARAM_DESC(aux_gen, gen_cases, name);
 
 /* Chunk orders, page_private() and coverage follow the rules. */
 static void aux_alloc_orders_test(struct kunit *test)
+{
+	aux_run_case(test, test->param_value);
+}
+
+/*
+ * Generated failure patterns: each chunk falls back from its ceiling one
+ * order at a time to what the pattern lets it have, the next chunk starts
+ * at the ceiling again, and every page comes back.
+ */
+static void aux_alloc_generated_test(struct kunit *test)
 {
 	aux_run_case(test, test->param_value);
 }
@@ -543,6 +620,7 @@ static void aux_alloc_bad_input_test(struct kunit *test)
 static struct kunit_case perf_aux_alloc_test_cases[] = {
 	KUNIT_CASE_PARAM(aux_alloc_orders_test, aux_orders_gen_params),
 	KUNIT_CASE_PARAM(aux_alloc_fallback_test, aux_fallback_gen_params),
+	KUNIT_CASE_PARAM(aux_alloc_generated_test, aux_gen_gen_params),
 	KUNIT_CASE(aux_alloc_chunk_fails_test),
 	KUNIT_CASE(aux_alloc_setup_fails_test),
 	KUNIT_CASE(aux_alloc_pointer_array_guard_test),
