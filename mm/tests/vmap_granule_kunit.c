@@ -578,6 +578,47 @@ static void vmap_granule_map_test(struct kunit *test)
 			    granule_names[expected], bad);
 }
 
+#define HOOKS_OFFER_LESS "hooks offer less than the architecture"
+
+/*
+ * What the architecture can map vmap() areas with, from its own constants,
+ * not from the hooks under test: arm64 PMD sections and cont-PTE blocks of
+ * CONT_PTE_SHIFT at every page size, x86-64 2M pages where the CPU has PSE.
+ * A hook may refuse only for a documented reason: nohugevmalloc, and arm64
+ * PTDUMP_DEBUGFS, which turned PMD vmap off before 6.18.  Less than that is
+ * reported (skipped with one reason) by default and fails when strict.
+ */
+static void vmap_granule_arch_test(struct kunit *test)
+{
+	bool want_pmd = true, pmd = arch_vmap_pmd_supported(PAGE_KERNEL);
+	unsigned int want_cont = 0, cont = 0;
+
+	if (!vmap_allow_huge)
+		kunit_skip(test, "nohugevmalloc");
+#if defined(CONFIG_ARM64)
+	want_cont = CONT_PTE_SHIFT;
+	cont = arch_vmap_pte_supported_shift(PMD_SIZE);
+	if (IS_ENABLED(CONFIG_PTDUMP_DEBUGFS))
+		want_pmd = false;
+#elif defined(CONFIG_X86_64)
+	want_pmd = boot_cpu_has(X86_FEATURE_PSE);
+#else
+	kunit_skip(test, "no granules stated for this architecture");
+#endif
+	kunit_info(test, "PMD: architecture %s, hook %s; PTE-level block shift: architecture %u, hook %u\n",
+		   want_pmd ? "yes" : "not required", pmd ? "yes" : "no",
+		   want_cont, cont);
+	if ((pmd || !want_pmd) && cont == want_cont)
+		return;
+	if (!strict)
+		kunit_skip(test, feature_present ? HOOKS_OFFER_LESS : BASE_PAGES_ONLY);
+	KUNIT_EXPECT_TRUE_MSG(test, pmd || !want_pmd,
+			      "arch_vmap_pmd_supported() refuses PMD blocks");
+	KUNIT_EXPECT_EQ_MSG(test, want_cont, cont,
+			    "arch_vmap_pte_supported_shift() offers shift %u, the architecture %u",
+			    cont, want_cont);
+}
+
 /* Every address of the area resolves to its own page. */
 static void vmap_granule_lookup_test(struct kunit *test)
 {
@@ -752,6 +793,7 @@ static struct kunit_case vmap_granule_test_cases[] = {
 	KUNIT_CASE_PARAM(vmap_granule_unmap_test, vmap_shape_gen_params),
 	KUNIT_CASE_PARAM(vmap_granule_set_memory_test, vmap_shape_gen_params),
 	KUNIT_CASE_PARAM(vmap_granule_map_test, gen_shape_gen_params),
+	KUNIT_CASE(vmap_granule_arch_test),
 	KUNIT_CASE_SLOW(vmap_granule_bench_test),
 	{}
 };
