@@ -261,14 +261,15 @@ mutant_patch()
 	fi
 }
 
-# mutant_names DIR [NAME...]: the mutants of a family, or the named ones.
+# mutant_names DIR [NAME...]: the mutants of a family, or the named ones, a
+# line each.
 mutant_names()
 {
 	local dir=$1 m
 
 	shift
 	if [ $# -gt 0 ]; then
-		echo "$@"
+		printf '%s\n' "$@"
 		return
 	fi
 	for m in "$dir"/*.patch; do
@@ -313,7 +314,7 @@ each_mutant()
 	local -a names
 
 	shift 3
-	read -r -a names <<< "$(mutant_names "$dir" "$@")"
+	mapfile -t names < <(mutant_names "$dir" "$@")
 	n=${#names[@]}
 	for name in "${names[@]}"; do
 		i=$((i + 1))
