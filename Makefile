@@ -31,7 +31,7 @@ check-full:
 	scripts/check.sh --full
 
 mutants:
-	BASE="$${BASE:-$$(. scripts/lib.sh; default_base)}" \
+	BASE="$${BASE:-$$(bash -c '. scripts/lib.sh; default_base')}" \
 		scripts/check.sh --full peers aux_mutants vmap_mutants module_mutants
 
 repeat:
