@@ -276,8 +276,12 @@ static int aux_alloc_and_check(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, ctx->req_overflow);
 	KUNIT_EXPECT_FALSE(test, ctx->xa_failed);
 
-	/* Replay the walk the rules prescribe against the requests seen. */
-	while (remaining > 0 && i < ctx->nr_req) {
+	/*
+	 * Replay the walk the rules prescribe against the requests seen, up to
+	 * the first chunk that breaks them: the rest would only repeat it.
+	 */
+	while (remaining > 0 && i < ctx->nr_req &&
+	       test->status != KUNIT_FAILURE) {
 		int want = min3(ceiling, ilog2(remaining), MAX_PAGE_ORDER);
 		struct page *head;
 		int order, j;
@@ -318,7 +322,8 @@ static int aux_alloc_and_check(struct kunit *test)
 				    page_private(head),
 				    "page_private of the head of chunk %d",
 				    chunk - 1);
-		for (j = 0; j < (1 << order) && idx < c->nr_pages; j++, idx++)
+		for (j = 0; j < (1 << order) && idx < c->nr_pages &&
+		     test->status != KUNIT_FAILURE; j++, idx++)
 			KUNIT_EXPECT_EQ_MSG(test, page_to_pfn(head) + j,
 					    page_to_pfn(virt_to_page(ctx->rb->aux_pages[idx])),
 					    "aux page %d, chunk %d of order %d",
