@@ -165,22 +165,29 @@ reference_targets()
 	done
 }
 
+# What a kernel without large vmap ($res) must give: the AUX allocator and
+# map suites pass, the granule suites skip with the one reason.
+stock_expectations()
+{
+	local suite
+
+	expect "$res" perf_aux_alloc --min-passed 30 --no-failure
+	expect "$res" perf_aux.map_test --min-passed 30 --no-failure
+	for suite in vmap_granule perf_aux.pagesize_test; do
+		expect "$res" "$suite" --no-failure --min-skipped 1 \
+			--skip-reason "vmap() maps base pages only"
+	done
+}
+
 # Stock kernels have the AUX allocator change (6.16; Debian 6.12.113) but
 # not large vmap: the granule suites say so by skipping, or by failing when
 # strict.  STOCK_STRICT_ARGS: what the strict boot runs (make check: only
 # the suites strict mode changes).
 stock_runs()
 {
-	local suite
-
 	run_job stock arm64-4k default
-	expect "$res" perf_aux_alloc --min-passed 30 --no-failure
-	expect "$res" perf_aux.map_test --min-passed 30 --no-failure
+	stock_expectations
 	trace_expectations arm64-4k
-	for suite in vmap_granule perf_aux.pagesize_test; do
-		expect "$res" "$suite" --no-failure --min-skipped 1 \
-			--skip-reason "vmap() maps base pages only"
-	done
 	# shellcheck disable=SC2086
 	run_job stock arm64-4k strict ${STOCK_STRICT_ARGS:-}
 	expect "$res" vmap_granule --failure
@@ -192,17 +199,11 @@ stock_runs()
 # base, with the same outcome.
 custom_tree()
 {
-	local src="$PERF_AUX_CACHE/src/$BASE" suite
-
-	KERNEL=stock TARGET=arm64-4k VARIANT=default KERNEL_SRC=$src \
-		KERNEL_ARGS= "$PERF_AUX_ROOT/scripts/run.sh" || true
+	KERNEL=stock TARGET=arm64-4k VARIANT=default \
+		KERNEL_SRC="$PERF_AUX_CACHE/src/$BASE" KERNEL_ARGS= \
+		"$PERF_AUX_ROOT/scripts/run.sh" || true
 	res="$PERF_AUX_OUT/results/$(result_name custom "$BASE" arm64-4k default)"
-	expect "$res" perf_aux_alloc --min-passed 30 --no-failure
-	expect "$res" perf_aux.map_test --min-passed 30 --no-failure
-	for suite in vmap_granule perf_aux.pagesize_test; do
-		expect "$res" "$suite" --no-failure --min-skipped 1 \
-			--skip-reason "vmap() maps base pages only"
-	done
+	stock_expectations
 }
 
 # The peers, on the same mutant kernels: lib/test_vmalloc.c (what

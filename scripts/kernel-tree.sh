@@ -37,11 +37,6 @@ debian_source()
 	echo "$dir"
 }
 
-tree_version()
-{
-	make -s -C "$1" kernelversion 2>/dev/null
-}
-
 patch_list()
 {
 	local name=$1 mutant=$2 dir

@@ -55,8 +55,7 @@ kunit_exec()
 # (scripts/config/peers.config).
 peers_config()
 {
-	[ "$1" != mutant ] || [ "${PERF_AUX_PEERS:-0}" != 1 ] ||
-		echo "$PERF_AUX_ROOT/scripts/config/peers.config"
+	! with_peers "$1" || echo "$PERF_AUX_ROOT/scripts/config/peers.config"
 }
 
 main()

@@ -139,12 +139,18 @@ build_dir()
 	fi
 }
 
+# Whether kernel NAME carries the peers: mutants with PERF_AUX_PEERS=1.
+with_peers()
+{
+	[ "$1" = mutant ] && [ "${PERF_AUX_PEERS:-0}" = 1 ]
+}
+
 # The build directory of kernel NAME for TARGET and VARIANT: mutants built
 # with the peers (PERF_AUX_PEERS=1, scripts/config/peers.config) have their
 # own, so that switching does not rebuild everything.
 kernel_build_dir()
 {
-	if [ "$1" = mutant ] && [ "${PERF_AUX_PEERS:-0}" = 1 ]; then
+	if with_peers "$1"; then
 		echo "$(build_dir "$2" "$3")-peers"
 	else
 		build_dir "$2" "$3"
@@ -161,11 +167,17 @@ result_name()
 	fi
 }
 
+# The kernel version of a source tree.
+tree_version()
+{
+	make -s -C "$1" kernelversion 2>/dev/null
+}
+
 # The base of this run: BASE, or the version of a KERNEL_SRC tree.
 run_base()
 {
 	if [ -n "${KERNEL_SRC:-}" ]; then
-		version_base "$(make -s -C "$KERNEL_SRC" kernelversion 2>/dev/null)"
+		version_base "$(tree_version "$KERNEL_SRC")"
 	else
 		echo "${BASE:-$(default_base)}"
 	fi
