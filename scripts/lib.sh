@@ -15,8 +15,11 @@ PERF_AUX_BASES="7.3 7.2 6.12"
 PERF_AUX_TARGETS="arm64-4k arm64-16k arm64-64k x86_64"
 PERF_AUX_KERNELS="reference stock"
 # A variant is a configuration (its own build directory) or a boot
-# parameter on top of a target's default kernel.
-PERF_AUX_VARIANTS="default strict nohugevmalloc hugetlb ptdump sanitize"
+# parameter on top of a target's default kernel.  nonroot runs the
+# kselftests as an unprivileged user; fail_setup makes the fixtures that
+# change a sysctl fail on purpose (scripts/initramfs/init).
+PERF_AUX_VARIANTS="default strict nohugevmalloc hugetlb ptdump sanitize
+	nonroot fail_setup"
 # perf/aux "Allocate non-contiguous AUX pages by default" reached Debian 6.12
 # in 6.12.113; older sources lack PERF_PMU_CAP_AUX_PREFER_LARGE.
 PERF_AUX_MIN_DEBIAN=6.12.113
@@ -105,9 +108,9 @@ check_kernel()
 
 check_variant()
 {
-	case " $PERF_AUX_VARIANTS " in
+	case " $(echo $PERF_AUX_VARIANTS) " in
 	*" $1 "*) ;;
-	*) die "unknown VARIANT='$1' (one of: $PERF_AUX_VARIANTS)" ;;
+	*) die "unknown VARIANT='$1' (one of:" $PERF_AUX_VARIANTS")" ;;
 	esac
 }
 
@@ -126,6 +129,10 @@ variant_args()
 	case "$1" in
 	strict) echo "vmap_granule_kunit.strict=1" ;;
 	nohugevmalloc) echo nohugevmalloc ;;
+	nonroot) echo perf_aux.user=65534 ;;
+	fail_setup)
+		echo perf_aux.fail_setup \
+			perf_aux.tests=perf_aux:pagesize_test,perf_aux:map_test ;;
 	esac
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Host driver for tools/testing/selftests/perf_aux/ete_decode.h, built and
+ * Host driver for tools/testing/selftests/perf_aux/ete_decode.c, built and
  * run by scripts/tests/test_ete_decode.py:
  *
  *	ete_decode_host regs CPU_DIR

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Host builds of the perf_aux selftests' headers, for their host tests.
+"""Host builds of the perf_aux selftests' helpers, for their host tests.
 
-Each header under tools/testing/selftests/perf_aux/ that has host tests is
-built into a small C driver (scripts/tests/*_host.c) with the host
-compiler, once per test class, in a scratch directory removed afterwards.
+Each helper under tools/testing/selftests/perf_aux/ that has host tests (a
+.c file and its header) is linked into a small C driver
+(scripts/tests/*_host.c) with the host compiler, once per test class, in a
+scratch directory removed afterwards.
 """
 
 import os
@@ -20,15 +21,16 @@ CFLAGS = ['-std=gnu99', '-O2', '-Wall', '-Wextra', '-Werror']
 
 
 class HostDriver:
-    """The driver @source, built into a fresh scratch directory."""
+    """The driver @source, linked with @helpers (the selftests' .c files it
+    tests), built into a fresh scratch directory."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, *helpers: str) -> None:
         name = os.path.splitext(os.path.basename(source))[0]
         self.dir = tempfile.mkdtemp(prefix=name + '.')
         self.binary = os.path.join(self.dir, name)
         try:
             subprocess.run(['gcc', *CFLAGS, '-I', SELFTEST_DIR, '-o',
-                            self.binary, source], check=True)
+                            self.binary, source, *helpers], check=True)
         except subprocess.CalledProcessError:
             self.cleanup()
             raise
@@ -61,19 +63,26 @@ class DriverTestCase(unittest.TestCase):
 
 class HeaderBuilds:
     """Mixin for a unittest.TestCase: HEADER builds alone, with FLAGS, as
-    a file's only include, for the host and for arm64."""
+    a file's only include, and so does SOURCE (its .c file), for the host
+    and for arm64."""
 
     HEADER = ''
+    SOURCE = ''
     FLAGS: Tuple[str, ...] = ()
 
     def compile(self, compiler: str) -> 'subprocess.CompletedProcess[str]':
         if not shutil.which(compiler):
             self.skipTest(f'no {compiler}')  # type: ignore[attr-defined]
-        return subprocess.run(
-            [compiler, *self.FLAGS, '-Wall', '-Wextra', '-Werror',
-             '-fsyntax-only', '-include', self.HEADER, '-x', 'c', '-'],
+        flags = [compiler, *self.FLAGS, '-Wall', '-Wextra', '-Werror',
+                 '-fsyntax-only']
+        proc = subprocess.run(
+            [*flags, '-include', self.HEADER, '-x', 'c', '-'],
             input='int main(void) { return 0; }\n', capture_output=True,
             text=True)
+        if proc.returncode or not self.SOURCE:
+            return proc
+        return subprocess.run([*flags, self.SOURCE], capture_output=True,
+                              text=True)
 
     def test_builds_on_the_host(self) -> None:
         proc = self.compile('gcc')

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Host tests of tools/testing/selftests/perf_aux/ete_decode.h.
+"""Host tests of tools/testing/selftests/perf_aux/ete_decode.c.
 
-The header is built into ete_decode_host.c with the host compiler.  Raw ETE
+It is linked into ete_decode_host.c with the host compiler.  Raw ETE
 streams, as TRBE writes them, are built here by hand from the ETE packet
 formats (Arm Embedded Trace Extension: A-Sync, Trace Info, Trace On,
 Context, addresses, atoms, timestamps, events) and decoded by the real
@@ -23,6 +23,7 @@ from host_driver import (HERE, SELFTEST_DIR, DriverTestCase, HeaderBuilds,
                          HostDriver)
 
 HEADER = os.path.join(SELFTEST_DIR, 'ete_decode.h')
+SOURCE = os.path.join(SELFTEST_DIR, 'ete_decode.c')
 DRIVER = os.path.join(HERE, 'ete_decode_host.c')
 LISTER = shutil.which('trc_pkt_lister') or (
     '/usr/bin/trc_pkt_lister'
@@ -155,7 +156,7 @@ class EteDecodeHost(HostDriver):
     """ete_decode_host.c built, and a fake sysfs directory of an ETE."""
 
     def __init__(self) -> None:
-        super().__init__(DRIVER)
+        super().__init__(DRIVER, SOURCE)
         self.cpu = write_sysfs(os.path.join(self.dir, 'sysfs'), SYSFS_REGS)
 
     def run(self, args: List[str], env: Optional[Dict[str, str]] = None
@@ -404,9 +405,11 @@ class RegistersTest(HostTestCase):
 
 
 class HeaderBuildTest(HeaderBuilds, unittest.TestCase):
-    """The header must build alone, as GNU C99, for the host and arm64."""
+    """The header and ete_decode.c must build alone, as GNU C99, for the
+    host and arm64."""
 
     HEADER = HEADER
+    SOURCE = SOURCE
     FLAGS = ('-std=gnu99',)
 
 if __name__ == '__main__':

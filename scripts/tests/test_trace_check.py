@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Host tests of tools/testing/selftests/perf_aux/trace_check.h.
+"""Host tests of tools/testing/selftests/perf_aux/trace_check.c.
 
-The header is built into trace_check_host.c with the host compiler and fed
+It is linked into trace_check_host.c with the host compiler and fed
 byte streams: recorded SPE and ETM trace quoted in public messages and docs
 (test_data/trace/*.hex, each file names its source) and streams built here
 by hand from the SPE packet formats (Arm ARM; the header values match
@@ -19,6 +19,7 @@ from host_driver import (HERE, SELFTEST_DIR, DriverTestCase, HeaderBuilds,
                          HostDriver)
 
 HEADER = os.path.join(SELFTEST_DIR, 'trace_check.h')
+SOURCE = os.path.join(SELFTEST_DIR, 'trace_check.c')
 DRIVER = os.path.join(HERE, 'trace_check_host.c')
 TRACE_DATA = os.path.join(HERE, 'test_data', 'trace')
 
@@ -93,7 +94,7 @@ class TraceCheckHost(HostDriver):
     """trace_check_host.c built: runs a checker on a byte stream."""
 
     def __init__(self) -> None:
-        super().__init__(DRIVER)
+        super().__init__(DRIVER, SOURCE)
 
     def run(self, checker: str, data: bytes) -> Dict[str, str]:
         path = os.path.join(self.dir, 'trace.bin')
@@ -299,9 +300,11 @@ class EteAsyncTest(CheckerTestCase):
 
 
 class HeaderBuildTest(HeaderBuilds, unittest.TestCase):
-    """The header must build alone, as C99, for the host and arm64."""
+    """The header and trace_check.c must build alone, as C99, for the host
+    and arm64."""
 
     HEADER = HEADER
+    SOURCE = SOURCE
     FLAGS = ('-std=c99', '-pedantic')
 
 if __name__ == '__main__':

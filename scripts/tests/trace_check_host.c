@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Host driver for tools/testing/selftests/perf_aux/trace_check.h, built and
+ * Host driver for tools/testing/selftests/perf_aux/trace_check.c, built and
  * run by scripts/tests/test_trace_check.py:
  *
  *	trace_check_host spe|spe-partial|ete FILE

@@ -11,7 +11,7 @@
  *    or TIMESTAMP) with only zero padding between them;
  *  - cs_etm with a TRBE sink: every record is flagged FORMAT_RAW, the
  *    stream carries A-Sync packets and, where OpenCSD's trc_pkt_lister is
- *    installed, its packets decode without error (ete_decode.h);
+ *    installed, its packets decode without error (ete_decode.c);
  * and the kernel logs neither a warning nor "Unexpected buffer fault" (a
  * stage-1 fault of the trace unit on its own buffer mapping).
  * Without the PMU the tests skip.
@@ -21,6 +21,7 @@
 #endif
 #include <glob.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 
 #include "../kselftest_harness.h"
 #include "aux_common.h"

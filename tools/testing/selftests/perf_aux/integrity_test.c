@@ -10,6 +10,8 @@
  * a record flagged TRUNCATED, PARTIAL or COLLISION, and never go back.
  * Each buffer is consumed through at least four wraps.
  */
+#include <sys/ioctl.h>
+
 #include "../kselftest_harness.h"
 #include "aux_trace.h"
 

@@ -6,6 +6,7 @@
  * errno without a kernel warning, and mapping loops leak nothing.
  */
 
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <sys/resource.h>
 
@@ -513,6 +514,8 @@ FIXTURE_SETUP(aux_mlock)
 	if (self->saved_kb < 0 || getuid())
 		SKIP(return, "needs root to set perf_event_mlock_kb");
 	ASSERT_EQ(0, write_long(mlock_kb, 0));
+	ASSERT_FALSE(aux_setup_failure_forced())
+		TH_LOG("setup failure forced after perf_event_mlock_kb=0");
 }
 
 FIXTURE_TEARDOWN_PARENT(aux_mlock)

@@ -172,6 +172,8 @@ FIXTURE_SETUP(aux_pagesize)
 	self->kptr_set = true;
 	fprintf(f, "1\n");
 	ASSERT_EQ(0, fclose(f));
+	ASSERT_FALSE(aux_setup_failure_forced())
+		TH_LOG("setup failure forced after kptr_restrict=1");
 
 	self->fd = aux_event_open(type, 0);
 	ASSERT_LE(0, self->fd);

@@ -14,6 +14,8 @@
  *  - a snapshot (overwrite) buffer holds the newest trace, up to aux_head,
  *    and its records carry OVERWRITE.
  */
+#include <sys/ioctl.h>
+
 #include "../kselftest_harness.h"
 #include "aux_trace.h"
 

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Helpers shared by the perf_aux selftests: opening an AUX event, mapping
+ * its buffers, the allocation rule of rb_alloc_aux() and the report of the
+ * synthetic AUX PMUs (lib/test_aux_pmu.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "../kselftest.h"
+#include "aux_common.h"
+
+const char * const aux_pmu_names[] = {
+	[CAPS_NONE] = "test_aux_none",
+	[CAPS_LARGE] = "test_aux_large",
+	[CAPS_NOSG] = "test_aux_nosg",
+};
+
+/* The perf type of PMU @name, or -1 when there is no such PMU. */
+int pmu_type(const char *name)
+{
+	char path[256];
+	FILE *f;
+	int type = -1;
+
+	snprintf(path, sizeof(path), PMU_DIR "/%s/type", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &type) != 1)
+		type = -1;
+	fclose(f);
+	return type;
+}
+
+/*
+ * PERF_AUX_FAIL_SETUP=1: the fixtures that change a sysctl fail their setup
+ * right after changing it, so that a run proves from outside that their
+ * teardown puts the sysctl back whatever fails.
+ */
+bool aux_setup_failure_forced(void)
+{
+	const char *v = getenv("PERF_AUX_FAIL_SETUP");
+
+	return v && !strcmp(v, "1");
+}
+
+/*
+ * MAX_PAGE_ORDER of the running kernel: /proc/buddyinfo has a column per
+ * order from 0 to it.
+ */
+int max_page_order(void)
+{
+	char line[512], *tok;
+	int cols = -1;
+	FILE *f = fopen("/proc/buddyinfo", "r");
+
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof(line), f)) {
+		/* "Node 0, zone   Normal  n0 n1 ... nMAX" */
+		strtok(line, "\n ");
+		for (cols = -4; (tok = strtok(NULL, "\n ")); cols++)
+			;
+	}
+	fclose(f);
+	return cols;
+}
+
+long mem_available_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* get_order(): the order of the smallest block of pages holding @bytes. */
+static int get_order_ul(unsigned long bytes)
+{
+	unsigned long pages = (bytes + page_size() - 1) / page_size();
+
+	return pages <= 1 ? 0 : ilog2_ul(pages - 1) + 1;
+}
+
+/*
+ * The chunk orders rb_alloc_aux() hands out when no allocation fails
+ * (../shared upstream notes §A.3): order 0 without a large capability; else
+ * up to get_order(watermark) in normal mode (the watermark defaults to half
+ * the buffer) and ilog2(nr_pages) in snapshot mode, each chunk
+ * min(ceiling, ilog2(pages missing)), at most MAX_PAGE_ORDER.  Returns the
+ * number of chunks written to @orders.
+ */
+int aux_model_orders(enum aux_caps caps, bool snapshot, unsigned long nr_pages,
+		     unsigned long watermark, int *orders, int max)
+{
+	int ceiling = 0, n = 0, order, max_order = max_page_order();
+	unsigned long left = nr_pages;
+
+	if (caps != CAPS_NONE) {
+		if (snapshot)
+			ceiling = ilog2_ul(nr_pages);
+		else
+			ceiling = get_order_ul(watermark ? watermark :
+					       nr_pages * page_size() / 2);
+	}
+	while (left && n < max) {
+		order = ilog2_ul(left);
+		if (order > ceiling)
+			order = ceiling;
+		if (order > max_order)
+			order = max_order;
+		orders[n++] = order;
+		left -= 1UL << order;
+	}
+	return n;
+}
+
+/* Finds the report line of event @id; 0 on success, -errno otherwise. */
+int aux_report_read(unsigned long long id, struct aux_report *r)
+{
+	char line[1024], base[32], *tail;
+	FILE *f = fopen(AUX_REPORT, "r");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	/*
+	 * The base is %pK: the address with kptr_restrict=1, else a hash, or
+	 * "(____ptrval____)" before the hash key is ready.
+	 */
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line,
+			   "event %llu pmu %31s pages %d snapshot %d base %31s chunks %255s entries %lu pmd %lu cont %lu pte %lu",
+			   &r->event, r->pmu, &r->pages, &r->snapshot, base,
+			   r->chunks, &r->entries, &r->pmd, &r->cont,
+			   &r->pte) == 10 && r->event == id) {
+			r->base = strtoul(base, NULL, 16);
+			r->map[0] = '\0';
+			tail = strstr(line, " pmd_pages ");
+			if (!tail || sscanf(tail, " pmd_pages %lu cont_pages %lu map %511s",
+					    &r->pmd_pages, &r->cont_pages,
+					    r->map) != 3)
+				r->map[0] = '\0';
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Expands "9x2,0x3" into orders[] = { 9, 9, 0, 0, 0 }; returns the count. */
+int aux_report_orders(const char *chunks, int *orders, int max)
+{
+	int order, count, n = 0, used;
+
+	while (sscanf(chunks, "%dx%d%n", &order, &count, &used) == 2) {
+		while (count-- && n < max)
+			orders[n++] = order;
+		chunks += used;
+		if (*chunks != ',')
+			break;
+		chunks++;
+	}
+	return n;
+}
+
+/* PMD_SIZE: a page-table page holds page_size / 8 entries. */
+unsigned long pmd_bytes(void)
+{
+	return page_size() * (page_size() / 8);
+}
+
+unsigned long aux_pages(enum aux_size size)
+{
+	switch (size) {
+	case TWO_PAGES:
+		return 2;
+	case SIXTEEN_PAGES:
+		return 16;
+	case PMD_BYTES:
+		return pmd_bytes() / page_size();
+	case TWICE_PMD:
+		return 2 * pmd_bytes() / page_size();
+	case SIZE_64M:
+		return (64UL << 20) / page_size();
+	default:
+		return (1UL << 30) / page_size();
+	}
+}
+
+/* perf_event_open() of an AUX event of PMU @type on this task. */
+int aux_event_open(int type, unsigned long watermark)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = type,
+		.disabled = 1,
+		.exclude_kernel = 1,
+		.aux_watermark = watermark,
+	};
+
+	return sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/*
+ * Maps a data area of 1 + AUX_DATA_PAGES pages and an AUX area of
+ * @aux_pages right after it, read-only in snapshot mode.  Returns 0 or
+ * -errno of the failing step.
+ */
+int aux_buffer_map(struct aux_buffer *b, int fd, unsigned long aux_pages,
+		   bool snapshot)
+{
+	struct perf_event_mmap_page *up;
+	int prot = PROT_READ | (snapshot ? 0 : PROT_WRITE);
+
+	memset(b, 0, sizeof(*b));
+	b->fd = fd;
+	b->data_size = (1 + AUX_DATA_PAGES) * page_size();
+	b->aux_size = aux_pages * page_size();
+	b->base = mmap(NULL, b->data_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, 0);
+	if (b->base == MAP_FAILED) {
+		b->base = NULL;
+		return -errno;
+	}
+	up = b->base;
+	up->aux_offset = b->data_size;
+	up->aux_size = b->aux_size;
+	b->aux = mmap(NULL, b->aux_size, prot, MAP_SHARED, fd, b->data_size);
+	if (b->aux == MAP_FAILED) {
+		b->aux = NULL;
+		return -errno;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &b->id))
+		return -errno;
+	return 0;
+}
+
+void aux_buffer_unmap(struct aux_buffer *b)
+{
+	if (b->aux)
+		munmap(b->aux, b->aux_size);
+	if (b->base)
+		munmap(b->base, b->data_size);
+	b->aux = NULL;
+	b->base = NULL;
+}
+
+/*
+ * Calls @fn(ctx, aux_offset, aux_size, flags) for each PERF_RECORD_AUX in
+ * the data area, consuming records up to the first that @fn fails.
+ * Returns the number of AUX records, -ENOSPC when the kernel lost records
+ * (PERF_RECORD_LOST), -EBADMSG for a malformed record, or what @fn
+ * returned.
+ */
+int aux_records_read(struct aux_buffer *b,
+		     int (*fn)(void *ctx, __u64 off, __u64 size, __u64 flags),
+		     void *ctx)
+{
+	struct perf_event_mmap_page *up = b->base;
+	const unsigned char *data = (unsigned char *)b->base + up->data_offset;
+	__u64 head, tail = up->data_tail, *f, rec[32];
+	unsigned char *bytes = (unsigned char *)rec;
+	struct perf_event_header *hdr;
+	size_t i;
+	int n = 0, ret;
+
+	head = __atomic_load_n(&up->data_head, __ATOMIC_ACQUIRE);
+	while (tail < head) {
+		/* A record may wrap around the end of the data area. */
+		for (i = 0; i < sizeof(*hdr); i++)
+			bytes[i] = data[(tail + i) % up->data_size];
+		hdr = (struct perf_event_header *)rec;
+		if (hdr->size < sizeof(*hdr) || hdr->size > sizeof(rec))
+			return -EBADMSG;
+		for (; i < hdr->size; i++)
+			bytes[i] = data[(tail + i) % up->data_size];
+		f = (__u64 *)(hdr + 1);
+		if (hdr->type == PERF_RECORD_LOST)
+			return -ENOSPC;
+		if (hdr->type == PERF_RECORD_AUX) {
+			ret = fn(ctx, f[0], f[1], f[2]);
+			if (ret)
+				return ret;
+			n++;
+		}
+		tail += hdr->size;
+		__atomic_store_n(&up->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	return n;
+}
+
+/* Kernel log: remembers where it ended, then finds warnings after that. */
+int kmsg_open_at_end(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+int kmsg_warnings(int fd)
+{
+	char rec[1024];
+	ssize_t n;
+	int warnings = 0;
+
+	if (fd < 0) {
+		/* Not a pass in disguise: say that nothing was looked at. */
+		ksft_print_msg("cannot read /dev/kmsg: kernel warnings not checked\n");
+		return 0;
+	}
+	for (;;) {
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;	/* overwritten records */
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		/* SPE's report of a fault on its own buffer mapping, too. */
+		if (strstr(rec, "WARNING:") || strstr(rec, "BUG:") ||
+		    strstr(rec, "Unexpected buffer fault"))
+			warnings++;
+	}
+	return warnings;
+}
