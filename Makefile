@@ -6,6 +6,11 @@
 #              mutant
 # make mutants  the kernel and test-module mutants alone, with the peers,
 #              and the kill matrix (on BASE)
+# make series  the suite as a patch series for BASE (default mainline), with
+#              a cover letter, in out/series/<base>/
+# make evidence  plain text (72 columns) for a cover letter or a Tested-by
+#              reply: the run of KERNEL (or KERNEL_SRC) beside the stock
+#              run of BASE, TARGET, VARIANT
 # make repeat [ROUNDS=5]  the suite ROUNDS times on one boot and on fresh
 #              boots; lists flaky cases
 #
@@ -34,10 +39,16 @@ mutants:
 	BASE="$${BASE:-$$(bash -c '. scripts/lib.sh; default_base')}" \
 		scripts/check.sh --full peers aux_mutants vmap_mutants module_mutants
 
+series:
+	scripts/series.sh
+
+evidence:
+	scripts/evidence.sh
+
 repeat:
 	scripts/repeat.sh $(ROUNDS)
 
 clean:
 	rm -rf out
 
-.PHONY: run check check-full mutants repeat clean
+.PHONY: run check check-full mutants series evidence repeat clean

@@ -462,7 +462,7 @@ static void *aux_test_setup_aux(struct perf_event *event, void **pages,
 	if (nr_pages < 2)
 		return NULL;
 
-	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	buf = kzalloc_obj(*buf);
 	if (!buf)
 		return NULL;
 	buf->orders = kcalloc(nr_pages, sizeof(*buf->orders), GFP_KERNEL);

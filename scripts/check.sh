@@ -155,6 +155,31 @@ sanitize_run()
 	verdict $? "$run: KASAN, lockdep, DEBUG_VM, kmemleak: $(echo -n "$reports" | grep -c .) reports"
 }
 
+# Privilege and sysctls: run by an unprivileged user every case passes or
+# skips; with the setups that change a sysctl failed on purpose, every such
+# sysctl is back to what it was.
+privilege_runs()
+{
+	local t log s before after rc
+
+	run_job reference arm64-4k nonroot
+	for t in map_test pagesize_test integrity_test wrap_test hw_trace_test; do
+		expect "$res" "perf_aux.$t" --no-failure
+	done
+	run_job reference arm64-4k fail_setup
+	# The forced failures must have happened, or nothing was shown.
+	expect "$res" perf_aux.pagesize_test --failure
+	expect "$res" perf_aux.map_test --failure
+	log=$PERF_AUX_OUT/logs/$(basename "$res")-kselftest.log
+	for s in kernel/kptr_restrict kernel/perf_event_mlock_kb; do
+		before=$(sed -n "s|.*PERF_AUX: sysctl $s before: \([0-9]*\).*|\1|p" "$log")
+		after=$(sed -n "s|.*PERF_AUX: sysctl $s after: \([0-9]*\).*|\1|p" "$log")
+		rc=1
+		[ -z "$before" ] || [ "$before" != "$after" ] || rc=0
+		verdict $rc "$(basename "$res"): $s ${before:-?} before the forced setup failures, ${after:-?} after"
+	done
+}
+
 # Targets other than arm64-4k come last: each is a kernel build of its own.
 reference_targets()
 {
@@ -402,9 +427,10 @@ quick_mutants()
 		run_module_mutants "$mutants/test_aux_pmu" wrap_drops_byte
 }
 
-# The LAVA jobs: schema validation, rejects, and (full tier) a lava-run of
-# the QEMU jobs whose results must equal the direct run of the reference.
-lava_checks()
+# line_checks CMD ARGS...: a command that prints its own expectations as
+# "ok - ..." / "not ok - ..." lines (the LAVA checks, the series), counted
+# here; other lines pass through.
+line_checks()
 {
 	local line
 
@@ -415,16 +441,16 @@ lava_checks()
 		"not ok - "*) verdict 1 "${line#not ok - }" ;;
 		*) echo "$line" ;;
 		esac
-	done < <("$PERF_AUX_ROOT/scripts/lava/check.sh" "$@" 2>&1)
+	done < <("$@" 2>&1)
 }
 
 # Stages in order; "scripts/check.sh [--full] NAME..." runs only the named
 # ones.
-QUICK_STAGES="host reference stock mutants lava_schema"
+QUICK_STAGES="host reference stock mutants series lava_schema"
 FULL_STAGES="host reference stock sanitize peers aux_mutants vmap_mutants
-	module_mutants targets custom lava"
+	module_mutants targets series privilege custom lava"
 # Stages of the full tier that run once, not once per base.
-ONCE_STAGES="host custom lava lava_schema"
+ONCE_STAGES="host series privilege custom lava lava_schema"
 
 stage_times=()
 
@@ -470,7 +496,11 @@ run_stage()
 	module_mutants)
 		PERF_AUX_PEERS=${PERF_AUX_PEERS:-1} timed "$BASE synthetic AUX PMU mutants" \
 			run_module_mutants "$mutants/test_aux_pmu" ;;
-	lava) timed "LAVA jobs, lava-run" lava_checks ;;
+	lava) timed "LAVA jobs, lava-run" line_checks "$PERF_AUX_ROOT/scripts/lava/check.sh" ;;
+	series) timed "$BASE patch series (make series)" line_checks \
+		"$PERF_AUX_ROOT/scripts/series.sh" --check ;;
+	privilege) timed "$BASE reference kernel, unprivileged and failed setups" \
+		privilege_runs ;;
 	custom)
 		# A mainline tree other than the default base's, where there is one.
 		case " $PERF_AUX_BASES " in
@@ -478,7 +508,8 @@ run_stage()
 		esac
 		"$PERF_AUX_ROOT/scripts/deps.sh" "base-$BASE" > /dev/null
 		timed "KERNEL_SRC=src/$BASE (hook-ups from its version)" custom_tree ;;
-	lava_schema) timed "LAVA jobs, schemas" lava_checks --schema ;;
+	lava_schema) timed "LAVA jobs, schemas" line_checks \
+		"$PERF_AUX_ROOT/scripts/lava/check.sh" --schema ;;
 	targets) timed "$BASE reference kernel, other targets" reference_targets ;;
 	*) die "unknown stage '$1' (one of:" $QUICK_STAGES $FULL_STAGES")" ;;
 	esac

@@ -23,6 +23,15 @@
                                     peers' line, "K killed of N"); exit 0
                                     when every mutant patch is killed on
                                     every base
+  results.py evidence [--out FILE] [--mutants DIR] [--patches DIR]
+                      [--logs DIR] RUN_DIR...
+                                    plain text, 72 columns at most, for a
+                                    cover letter or a Tested-by reply: the
+                                    kernels, pass/fail/skip per suite,
+                                    translation entries per AUX buffer
+                                    beside the computed minimum, skips by
+                                    reason, the mutation score; logs and
+                                    mutants default to the runs' out/ tree
   results.py flakes DIR...         cases whose result differs between the
                                     round directories (scripts/repeat.sh)
   results.py peers LOG OUTDIR       lib/test_vmalloc.c's summary lines in a

@@ -8,6 +8,7 @@
   report       the acceptance report (out/report.md)
   granule_svg  granule map pictures for the report
   matrix       the mutation kill matrix, per kernel base
+  evidence     plain-text evidence for a cover letter or Tested-by reply
   lava         the direct run's cases as LAVA names them, and lava-run's
   lava_jobs    LAVA schema checks, rejects, device dictionaries
   cli          scripts/results.py and scripts/lava/lava_results.py

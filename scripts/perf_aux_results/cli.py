@@ -10,7 +10,7 @@ import argparse
 import os
 from typing import Callable, Dict, List, Optional
 
-from . import ktap, matrix, report, runs, verdicts
+from . import evidence, ktap, matrix, report, runs, verdicts
 
 
 def _split(split: Callable[..., Dict[str, str]]
@@ -72,6 +72,19 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     return 0 if all(m.all_killed for m in found) else 1
 
 
+def cmd_evidence(args: argparse.Namespace) -> int:
+    text = '\n'.join(evidence.evidence(args.dirs, args.mutants, args.patches,
+                                       args.logs)) + '\n'
+    if args.out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        with open(args.out, 'w') as f:
+            f.write(text)
+        print(f'evidence: {args.out}')
+    else:
+        print(text, end='')
+    return 0 if any(os.path.isdir(d) for d in args.dirs) else 1
+
+
 def cmd_expect(args: argparse.Namespace) -> int:
     ok, line = verdicts.expect(args.dir, args.suite, verdicts.Expectation(
         args.failure, args.min_passed, args.min_skipped, args.skip_reason))
@@ -101,6 +114,12 @@ def results_main(argv: Optional[List[str]] = None) -> int:
         # Both: the mutants' run directories and their patches.
         p.add_argument('--mutants', default=os.path.join(runs.OUT, 'mutants'))
         p.add_argument('--patches', default=runs.PATCHES)
+    p = sub.add_parser('evidence')
+    p.add_argument('dirs', nargs='+')
+    p.add_argument('--out')
+    p.add_argument('--mutants')
+    p.add_argument('--patches', default=runs.PATCHES)
+    p.add_argument('--logs')
     p = sub.add_parser('bench')
     p.add_argument('base')
     p.add_argument('new')
@@ -120,6 +139,7 @@ def results_main(argv: Optional[List[str]] = None) -> int:
         'peers': _split(ktap.split_test_vmalloc),
         'summary': cmd_summary, 'expect': cmd_expect, 'bench': cmd_bench,
         'report': cmd_report, 'matrix': cmd_matrix, 'flakes': cmd_flakes,
+        'evidence': cmd_evidence,
     }
     return handlers[args.command](args)
 

@@ -31,6 +31,8 @@ VMALLOC_SUMMARY = re.compile(
 _BENCH = re.compile(r'vmap_bench: (.*)$')
 # The initramfs, before the kselftests.
 _KERNEL = re.compile(r'PERF_AUX: kernel (\S+), page size (.+?)\s*$')
+# The kernel's boot parameters, early in every console log.
+_CMDLINE = re.compile(r'Kernel command line: (.*?)\s*$')
 # scripts/run.sh's source.txt: "source: Debian linux-source-7.3 ...".
 _SOURCE = re.compile(r'^source: (.+?)\s*$')
 # pagesize_test: "entries 16 for 256 pages (PMD 0, cont 256, PTE 0), at
@@ -123,6 +125,44 @@ def source(line: str) -> Optional[str]:
     return m.group(1) if m else None
 
 
+def source_parts(text: str) -> Tuple[str, str]:
+    """A source's tree ("Debian linux-source-7.3 7.3~rc7-1~exp1", or a
+    KERNEL_SRC path and its description) and kernel version."""
+    tree, sep, version = text.rpartition(', version ')
+    return (tree, version) if sep else (text, '')
+
+
+def cmdline(line: str) -> Optional[str]:
+    """The boot parameters of a "Kernel command line:" line, else None."""
+    m = _CMDLINE.search(line)
+    return m.group(1) if m else None
+
+
+def page_bytes(size: str) -> Optional[int]:
+    """Bytes of the initramfs's page size ("4 kB": KernelPageSize), else
+    None."""
+    number, _, unit = size.partition(' ')
+    if not number.isdigit() or unit != 'kB':
+        return None
+    return int(number) * 1024
+
+
+def target_arch(target: str) -> str:
+    """The architecture of a target (lib.sh's target_arch)."""
+    return 'arm64' if target.startswith('arm64-') else target
+
+
+def target_page_size(target: str) -> Optional[int]:
+    """The page size a target's name promises ("arm64-16k"), else None."""
+    if target == 'x86_64':
+        return 4096
+    size = target[len('arm64-'):]
+    if target_arch(target) == 'arm64' and size[:-1].isdigit() \
+            and size.endswith('k'):
+        return int(size[:-1]) * 1024
+    return None
+
+
 @dataclass
 class Entries:
     """Translation entries pagesize_test found for one buffer."""
@@ -131,6 +171,16 @@ class Entries:
     detail: str
     minimum: str
     test: str = ''
+
+    def granule_pages(self) -> Dict[str, int]:
+        """Pages per granule of the detail, {'PMD': a, 'cont': b, 'PTE':
+        c}; empty when the line had none."""
+        out = {}
+        for part in self.detail.split(','):
+            name, _, number = part.strip().rpartition(' ')
+            if name and number.isdigit():
+                out[name] = int(number)
+        return out
 
 
 def entries(line: str) -> Optional[Entries]:

@@ -59,6 +59,11 @@ def kernel_info(log: str) -> Tuple[str, str]:
     return _first(log, formats.kernel) or ('unknown', 'unknown')
 
 
+def boot_params(log: str) -> Optional[str]:
+    """The kernel command line a console log shows, else None."""
+    return _first(log, formats.cmdline)
+
+
 def source(d: str) -> str:
     """The kernel source a run says it built (its source.txt)."""
     return _first(os.path.join(d, 'source.txt'), formats.source) or 'unknown'

@@ -1,0 +1,280 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make series: the suite as the patch series it would be posted as, against
+# the pristine source of BASE (default: mainline), with a cover letter.  One
+# commit per line of scripts/series/parts: the base's hook-up patch of that
+# part and the suite's files it adds, with the commit message written there.
+# The patches go to out/series/<base>/.
+#
+# Usage: scripts/series.sh [--check]
+#
+# --check proves what a maintainer would try first, one "ok -"/"not ok -"
+# line each: every patch is checkpatch.pl --strict clean with the base's own
+# checkpatch; the series git-am's onto the base; applied to a copy of the
+# whole pristine tree, the kselftests build there; and that tree holds the
+# same files as the staged stock tree, so the stock run's KUnit results are
+# the series' own (the KUnit run reuses that build).
+#
+# PERF_AUX_AUTHOR: "Name <mail>" of the commits, else git's user.name and
+# user.email, else a placeholder.  Dates come from the project's HEAD, so
+# the same commit gives the same series.
+
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+SERIES_DIR=$PERF_AUX_ROOT/scripts/series
+CHECK=
+[ "${1:-}" != --check ] || CHECK=1
+
+BASE=${BASE:-$(default_base)}
+check_base "$BASE"
+SRC=$PERF_AUX_CACHE/src/$BASE
+WORK=$PERF_AUX_CACHE/series/$BASE
+OUT=$PERF_AUX_OUT/series/$BASE
+HOOKUP=$(base_patches "$BASE")/hookup
+
+# The parts: "message hookup-number path...", comments dropped.
+parts()
+{
+	grep -v '^#' "$SERIES_DIR/parts" | grep .
+}
+
+# The files of the project under PATH... as git knows them (untracked ones
+# too, ignored ones not): build output never reaches the series.
+part_files()
+{
+	(cd "$PERF_AUX_ROOT" &&
+		git ls-files --cached --others --exclude-standard -- "$@" | sort)
+}
+
+# The pristine files the series changes (MAINTAINERS, what the hook-ups
+# change), copied from the source into DIR.
+base_files()
+{
+	local dir=$1 f
+
+	for f in MAINTAINERS $(sed -n 's|^diff --git a/\([^ ]*\) .*|\1|p' \
+			"$HOOKUP"/*.patch | sort -u); do
+		[ -f "$SRC/$f" ] || continue
+		mkdir -p "$dir/$(dirname "$f")"
+		cp "$SRC/$f" "$dir/$f"
+	done
+}
+
+git_in()
+{
+	git -C "$1" -c core.autocrlf=false -c commit.gpgsign=false "${@:2}"
+}
+
+author()
+{
+	local name email
+
+	if [ -n "${PERF_AUX_AUTHOR:-}" ]; then
+		echo "$PERF_AUX_AUTHOR"
+		return
+	fi
+	name=$(git -C "$PERF_AUX_ROOT" config user.name || true)
+	email=$(git -C "$PERF_AUX_ROOT" config user.email || true)
+	if [ -n "$name" ] && [ -n "$email" ]; then
+		echo "$name <$email>"
+	else
+		echo "perf_aux suite <perf_aux@localhost>"
+	fi
+}
+
+# maintainers_add REPO PATH...: the F: lines scripts/series/maintainers
+# gives for PATH... (a file, or a directory with its trailing slash), each
+# in its section among the F: lines in byte order.
+maintainers_add()
+{
+	local repo=$1 path pattern section
+
+	shift
+	for path in "$@"; do
+		while IFS=$'\t' read -r pattern section; do
+			[ "$pattern" = "$path" ] || [ "$pattern" = "$path/" ] || continue
+			LC_ALL=C awk -v sec="$section" -v f="F:	$pattern" '
+				$0 == sec { in_sec = 1 }
+				in_sec && !done && /^F:/ && $0 > f { print f; done = 1 }
+				in_sec && !done && /^$/ { print f; done = 1 }
+				/^$/ { in_sec = 0 }
+				{ print }' "$repo/MAINTAINERS" > "$repo/MAINTAINERS.new"
+			mv "$repo/MAINTAINERS.new" "$repo/MAINTAINERS"
+		done < <(grep -v '^#' "$SERIES_DIR/maintainers")
+	done
+}
+
+# A git repository holding the pristine files the series touches, committed
+# as the base.
+base_repo()
+{
+	local repo=$1
+
+	rm -rf "$repo"
+	mkdir -p "$repo"
+	git_in "$repo" init -q -b perf_aux
+	base_files "$repo"
+	git_in "$repo" add -A
+	git_in "$repo" commit -q -m "Linux $VERSION (Debian linux-source-$BASE $DEBIAN)"
+	git_in "$repo" tag base
+}
+
+make_series()
+{
+	local repo=$WORK/repo msg hook paths patch who date n=0
+
+	who=$(author)
+	date=$(git -C "$PERF_AUX_ROOT" log -1 --format=%cD 2>/dev/null || date -R)
+	export GIT_AUTHOR_NAME=${who% <*} GIT_AUTHOR_EMAIL=${who##*<}
+	GIT_AUTHOR_EMAIL=${GIT_AUTHOR_EMAIL%>}
+	export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
+	export GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date
+
+	base_repo "$repo"
+	while read -r msg hook paths; do
+		n=$((n + 1))
+		patch=$(ls "$HOOKUP/$hook"-*.patch 2>/dev/null) ||
+			die "series part $n: no hook-up $hook in $HOOKUP"
+		git_in "$repo" apply --index "$patch" ||
+			die "series part $n: hook-up $(basename "$patch") does not apply to $BASE"
+		if [ -n "$paths" ]; then
+			# shellcheck disable=SC2086
+			for f in $(part_files $paths); do
+				mkdir -p "$repo/$(dirname "$f")"
+				cp "$PERF_AUX_ROOT/$f" "$repo/$f"
+			done
+			# shellcheck disable=SC2086
+			maintainers_add "$repo" $paths
+		fi
+		git_in "$repo" add -A
+		{
+			cat "$SERIES_DIR/$msg"
+			echo
+			echo "Signed-off-by: $who"
+		} | git_in "$repo" commit -q -F -
+	done < <(parts)
+
+	# The cover letter from the branch description: its first paragraph
+	# is the subject, the rest the body, with the base named.
+	{
+		cat "$SERIES_DIR/cover.txt"
+		echo
+		echo "Base: Linux $VERSION, Debian linux-source-$BASE $DEBIAN."
+		echo "Made by perf_aux \`make series\` from $(git -C "$PERF_AUX_ROOT" describe --always --dirty 2>/dev/null || echo '?')."
+	} > "$WORK/description"
+	git_in "$repo" config branch.perf_aux.description "$(cat "$WORK/description")"
+	rm -rf "$OUT"
+	mkdir -p "$OUT"
+	git_in "$repo" format-patch -q --cover-letter --cover-from-description=subject \
+		--no-signature -o "$OUT" base..perf_aux
+	echo "series: $(ls "$OUT"/*.patch | wc -l) files in ${OUT#"$PERF_AUX_ROOT"/} (Linux $VERSION)"
+	(cd "$OUT" && for patch in 0*.patch; do
+		printf '  %-58s %s\n' "$patch" \
+			"$(grep -m1 -o '[0-9]* insertions\?(+)' "$patch" || echo -)"
+	done)
+}
+
+result()
+{
+	if [ "$1" -eq 0 ]; then
+		echo "ok - series: $2"
+	else
+		echo "not ok - series: $2"
+	fi
+}
+
+# Every patch (not the cover letter) checkpatch --strict clean with the
+# base's checkpatch, run from inside the base as it must be.
+check_checkpatch()
+{
+	local patch totals rc
+
+	for patch in "${PATCHES[@]}"; do
+		totals=$(cd "$SRC" && perl scripts/checkpatch.pl --strict "$patch" 2>&1 |
+			sed -n 's/^total: //p' || true)
+		case "$totals" in
+		"0 errors, 0 warnings, 0 checks, "*) rc=0 ;;
+		*)
+			rc=1
+			(cd "$SRC" && perl scripts/checkpatch.pl --strict --terse "$patch" |
+				head -10 || true) ;;
+		esac
+		result $rc "checkpatch --strict $(basename "$patch"): ${totals:-no output}"
+	done
+}
+
+# git am of the mails onto a fresh base repository: the series is what
+# a maintainer's tools take.
+check_am()
+{
+	local repo=$WORK/am rc=0 n
+
+	base_repo "$repo" > /dev/null
+	git_in "$repo" am -q "${PATCHES[@]}" > "$WORK/am.log" 2>&1 || rc=$?
+	n=$(git_in "$repo" rev-list --count base..HEAD 2>/dev/null || echo 0)
+	[ "$rc" -eq 0 ] || head -20 "$WORK/am.log" || true
+	result $rc "git am onto Linux $VERSION: $n commits"
+}
+
+# The series applied to a copy of the whole pristine tree (hard links:
+# git apply replaces, never rewrites, the files it changes), and the
+# kselftests built there as in any kernel tree.
+check_tree()
+{
+	local tree=$WORK/tree build=$WORK/build rc=0 f same=0 differ=0 stock
+
+	rm -rf "$tree" "$build"
+	cp -al "$SRC" "$tree"
+	rm -f "$tree/.perf_aux-debian"
+	(cd "$tree" && git apply "${PATCHES[@]}") > "$WORK/apply.log" 2>&1 || rc=$?
+	[ "$rc" -eq 0 ] || head -20 "$WORK/apply.log" || true
+	result $rc "applies to the whole pristine Linux $VERSION tree"
+	[ "$rc" -eq 0 ] || return 0
+
+	rc=0
+	{
+		make -s -C "$tree" O="$build" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- \
+			headers_install &&
+		make -s -C "$tree/tools/testing/selftests" O="$build" ARCH=arm64 \
+			CROSS_COMPILE=aarch64-linux-gnu- TARGETS=perf_aux
+	} > "$WORK/kselftest.log" 2>&1 || rc=$?
+	grep -i 'warning:\|error:' "$WORK/kselftest.log" | head -10 || true
+	! grep -qi 'warning:\|error:' "$WORK/kselftest.log" || rc=1
+	result $rc "make -C tools/testing/selftests TARGETS=perf_aux builds, no warning: $(
+		cd "$build/kselftest/perf_aux" 2>/dev/null && ls | grep '_test$' | xargs)"
+
+	# The kernel files the series touches (not MAINTAINERS, not tools/:
+	# no part of a kernel build), against the staged stock tree.
+	stock=$PERF_AUX_CACHE/trees/$BASE-stock
+	if [ ! -d "$stock" ]; then
+		echo "ok - series: same files as the stock tree # SKIP no stock tree of $BASE staged"
+		return 0
+	fi
+	for f in $(cd "$WORK/am" && git diff --name-only base HEAD |
+			grep -v '^MAINTAINERS$\|^tools/'); do
+		if cmp -s "$tree/$f" "$stock/$f"; then
+			same=$((same + 1))
+		else
+			differ=$((differ + 1))
+			echo "# differs from the stock tree: $f"
+		fi
+	done
+	rc=0
+	[ "$differ" -eq 0 ] || rc=1
+	result $rc "the stock tree holds the series' $same kernel files: its KUnit run is the series' own"
+}
+
+[ -d "$SRC" ] || "$PERF_AUX_ROOT/scripts/deps.sh" "base-$BASE" > /dev/null
+VERSION=$(tree_version "$SRC")
+DEBIAN=$(cat "$SRC/.perf_aux-debian" 2>/dev/null || echo unknown)
+mkdir -p "$WORK"
+make_series
+# The patches without the cover letter.
+mapfile -t PATCHES < <(ls "$OUT"/0*.patch | grep -v '/0000-cover-letter.patch$')
+if [ -n "$CHECK" ]; then
+	check_checkpatch
+	check_am
+	check_tree
+fi
