@@ -61,7 +61,7 @@ boot()
 	cmdline="panic=-1 kunit.enable=0 rdinit=/init $*"
 	case "$target" in
 	arm64-*)
-		qemu=(qemu-system-aarch64 -machine virt -cpu max,pauth-impdef=on
+		qemu=(qemu-system-aarch64 -machine virt -cpu "$ARM64_QEMU_CPU"
 		      -kernel "$build/arch/arm64/boot/Image.gz"
 		      -append "console=ttyAMA0 $cmdline")
 		;;
