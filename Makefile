@@ -17,14 +17,16 @@
 # BASE=7.3|7.2|6.12  TARGET=arm64-4k|arm64-16k|arm64-64k|x86_64
 # KERNEL=reference|stock  VARIANT=default|strict|...
 # KERNEL_SRC=/path/to/linux  KERNEL_ARGS="extra boot parameters"
+# SERIES=mbox|dir  the reference kernel is BASE + that series (git am)
 
 BASE ?=
 TARGET ?= arm64-4k
 KERNEL ?= reference
 KERNEL_SRC ?=
+SERIES ?=
 KERNEL_ARGS ?=
 ROUNDS ?= 5
-export BASE TARGET KERNEL KERNEL_SRC KERNEL_ARGS
+export BASE TARGET KERNEL KERNEL_SRC SERIES KERNEL_ARGS
 
 run:
 	scripts/run.sh

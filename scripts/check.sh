@@ -155,6 +155,27 @@ sanitize_run()
 	verdict $? "$run: KASAN, lockdep, DEBUG_VM, kmemleak: $(echo -n "$reports" | grep -c .) reports"
 }
 
+# SERIES= as a series author uses it: the base's reference patches given as
+# one mbox are git am'd onto the base, and that kernel gives the reference
+# kernel's results case by case.
+series_mbox_run()
+{
+	local mbox=$PERF_AUX_OUT/series-input/reference-$BASE.mbox series ref
+
+	mkdir -p "$(dirname "$mbox")"
+	cat "$(base_patches "$BASE")"/reference/*.patch > "$mbox"
+	SERIES=$mbox KERNEL=reference TARGET=arm64-4k VARIANT=default \
+		KERNEL_SRC= KERNEL_ARGS= "$PERF_AUX_ROOT/scripts/run.sh" || true
+	series=$PERF_AUX_OUT/results/$(SERIES=$mbox result_name \
+		"$(SERIES=$mbox kernel_name reference)" "$BASE" arm64-4k default)
+	ref=$PERF_AUX_OUT/results/$(result_name reference "$BASE" arm64-4k default)
+	[ -d "$ref" ] || run_job reference arm64-4k default
+	grep -q '+ series ' "$series/source.txt" 2>/dev/null
+	verdict $? "$(basename "$series"): built from the series: $(cat "$series/source.txt" 2>/dev/null)"
+	$RESULTS flakes "$series" "$ref" | tail -3
+	verdict "${PIPESTATUS[0]}" "$(basename "$series"): the same results as $(basename "$ref"), case by case"
+}
+
 # Privilege and sysctls: run by an unprivileged user every case passes or
 # skips; with the setups that change a sysctl failed on purpose, every such
 # sysctl is back to what it was.
@@ -448,9 +469,9 @@ line_checks()
 # ones.
 QUICK_STAGES="host reference stock mutants series lava_schema"
 FULL_STAGES="host reference stock sanitize peers aux_mutants vmap_mutants
-	module_mutants targets series privilege custom lava"
+	module_mutants targets series series_mbox privilege custom lava"
 # Stages of the full tier that run once, not once per base.
-ONCE_STAGES="host series privilege custom lava lava_schema"
+ONCE_STAGES="host series series_mbox privilege custom lava lava_schema"
 
 stage_times=()
 
@@ -499,6 +520,7 @@ run_stage()
 	lava) timed "LAVA jobs, lava-run" line_checks "$PERF_AUX_ROOT/scripts/lava/check.sh" ;;
 	series) timed "$BASE patch series (make series)" line_checks \
 		"$PERF_AUX_ROOT/scripts/series.sh" --check ;;
+	series_mbox) timed "$BASE SERIES= the reference patches as an mbox" series_mbox_run ;;
 	privilege) timed "$BASE reference kernel, unprivileged and failed setups" \
 		privilege_runs ;;
 	custom)

@@ -7,6 +7,8 @@
 #   stock      Debian linux-source-<base> + hook-ups (the negative control)
 #   custom     the tree in $KERNEL_SRC (copied, never modified) + hook-ups
 #   mutant     the reference tree + the patch given as second argument
+#   series-vN  Debian linux-source-<base> + the series in $SERIES (an mbox or
+#              a directory of patches, git am'd onto the base) + hook-ups
 #
 # BASE (default: the first of PERF_AUX_BASES) chooses the Debian source; for
 # a custom tree the base is its version's major.minor.  "Hook-ups" are the
@@ -19,13 +21,14 @@
 # patches) changed, and then only changed files get a new mtime, so the
 # build directories inside it (.build-*) rebuild incrementally.
 #
-# Usage: BASE=7.3 scripts/kernel-tree.sh NAME [MUTANT.patch]
+# Usage: BASE=7.3 [SERIES=PATH] scripts/kernel-tree.sh NAME [MUTANT.patch]
 
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 OVERLAY="lib/tests lib/test_aux_pmu.c mm/tests tools/testing/selftests/perf_aux"
 staging=
+series_count=0
 
 # The base's Debian source, unpacked by scripts/deps.sh base-BASE.
 debian_source()
@@ -42,6 +45,8 @@ patch_list()
 	local name=$1 mutant=$2 dir
 
 	dir=$(base_patches "$base")
+	# A series is written against the plain base: it goes first.
+	case "$name" in series-*) series_diff ;; esac
 	ls "$dir"/hookup/*.patch
 	case "$name" in
 	reference | mutant)
@@ -50,6 +55,47 @@ patch_list()
 	esac
 	[ -n "$mutant" ] && echo "$mutant"
 	return 0
+}
+
+# The series as one diff, made by series_am.
+series_diff()
+{
+	echo "$PERF_AUX_CACHE/series-am/$base.diff"
+}
+
+# series_am SRC: git am of $SERIES onto the files of SRC it changes (a
+# repository of those files alone: git am reads nothing else); the result
+# as one diff for the staging.  A series that does not apply stops here,
+# naming the patch, with git am's own message.
+series_am()
+{
+	local src=$1 repo=$PERF_AUX_CACHE/series-am/$base f rc=0
+	local -a mails
+
+	mapfile -t mails < <(series_mails)
+	[ "${#mails[@]}" -gt 0 ] && [ -s "${mails[0]}" ] ||
+		die "SERIES=$SERIES holds no patch"
+	rm -rf "$repo"
+	mkdir -p "$repo"
+	git -C "$repo" init -q
+	for f in $(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "${mails[@]}" | sort -u); do
+		[ -f "$src/$f" ] || continue
+		mkdir -p "$repo/$(dirname "$f")"
+		cp "$src/$f" "$repo/$f"
+	done
+	git -C "$repo" add -A
+	git -C "$repo" -c user.name=perf_aux -c user.email=perf_aux@localhost \
+		commit -q --allow-empty -m base
+	git -C "$repo" tag base
+	git -C "$repo" -c user.name=perf_aux -c user.email=perf_aux@localhost \
+		am --empty=drop "${mails[@]}" > "$repo.log" 2>&1 || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		cat "$repo.log" >&2
+		die "SERIES=$SERIES does not apply to $base: $(sed -n 's/^Patch failed at //p' "$repo.log" | head -1)"
+	fi
+	series_count=$(git -C "$repo" rev-list --count base..HEAD)
+	echo "series: $series_count patches applied with git am"
+	git -C "$repo" diff base HEAD > "$(series_diff)"
 }
 
 overlay_files()
@@ -66,7 +112,7 @@ seed_tree()
 	local t
 
 	[ "$1" != custom ] || return 0
-	for t in reference stock mutant; do
+	for t in reference stock mutant series-; do
 		t="$PERF_AUX_CACHE/trees/$(tree_name "$t" "$2")"
 		if [ -f "$t/.perf_aux-recipe" ]; then
 			echo "$t"
@@ -75,12 +121,18 @@ seed_tree()
 	done
 }
 
-# new_tree TREE SRC [SEED]: TREE as a copy of SEED (builds and all) or SRC.
+# new_tree TREE SRC [SEED]: TREE as a copy of SEED or SRC.  Of SEED's
+# build directories only TARGET's default one comes along: the others may
+# be many and large, and the first build of another recompiles only what
+# differs anyway (ccache).
 new_tree()
 {
+	local build=.build-${TARGET:-arm64-4k}
+
 	if [ -n "${3:-}" ]; then
-		echo "starting $1 from $3 and its builds"
-		cp -a "$3" "$1.tmp"
+		echo "starting $1 from $3 and its $build"
+		rsync -a --exclude='/.build-*' "$3/" "$1.tmp/"
+		[ ! -d "$3/$build" ] || cp -a "$3/$build" "$1.tmp/"
 	else
 		cp -a "$2" "$1.tmp"
 	fi
@@ -232,6 +284,13 @@ main()
 		check_base "$base"
 		src=$(debian_source "$base")
 		origin="Debian linux-source-$base $(cat "$src/.perf_aux-debian")" ;;
+	series-*)
+		check_base "$base"
+		[ -n "${SERIES:-}" ] || die "$name needs SERIES"
+		[ -e "$SERIES" ] || die "SERIES=$SERIES: no such file or directory"
+		src=$(debian_source "$base")
+		series_am "$src"
+		origin="Debian linux-source-$base $(cat "$src/.perf_aux-debian") + series \"$(series_subject)\" ($series_count patches)" ;;
 	custom) src=${KERNEL_SRC:?custom needs KERNEL_SRC}
 		[ -f "$src/Makefile" ] || die "KERNEL_SRC=$src is not a kernel tree"
 		base=$(version_base "$(tree_version "$src")")

@@ -190,14 +190,15 @@ run_base()
 	fi
 }
 
-# The tree a kernel is built in: <base>-<kernel>, or "custom".
+# The tree a kernel is built in: <base>-<kernel>, "custom", or
+# <base>-series for any series (a new series rebuilds what it changes).
 tree_name()
 {
-	if [ "$1" = custom ]; then
-		echo custom
-	else
-		echo "$2-$1"
-	fi
+	case "$1" in
+	custom) echo custom ;;
+	series-*) echo "$2-series" ;;
+	*) echo "$2-$1" ;;
+	esac
 }
 
 # The tree of kernel NAME of this run's base.
@@ -229,12 +230,49 @@ target_cross()
 	esac
 }
 
-# The kernel name used in result paths: the KERNEL selector, or "custom"
-# for a tree given with KERNEL_SRC.
+# series_mails: the mails of SERIES (an mbox, or a directory of patches as
+# git format-patch writes them), in order, cover letters left out.
+series_mails()
+{
+	if [ -d "$SERIES" ]; then
+		find "$SERIES" -maxdepth 1 -type f \( -name '*.patch' -o -name '*.mbx' \
+			-o -name '*.eml' \) ! -name '*cover-letter*' | LC_ALL=C sort
+	else
+		echo "$SERIES"
+	fi
+}
+
+# series_subject: the subject of SERIES, unfolded: its cover letter's where
+# it has one (a directory's 0000-*, or a "0/N" mail), else its first mail's.
+series_subject()
+{
+	local f
+
+	f=$(find "$SERIES" -maxdepth 1 -type f -name '*cover-letter*' 2>/dev/null | head -1)
+	[ -n "$f" ] || f=$(series_mails | head -1)
+	awk '/^Subject:/ { s = $0; more = 1; next }
+	     more && /^[ \t]/ { s = s $0; next }
+	     more { print s; exit }' "$f" |
+		sed -E 's/^Subject: *//; s/[ \t]+/ /g'
+}
+
+# series_version: v<N> of "[PATCH vN ...]", v1 without one.
+series_version()
+{
+	local v
+
+	v=$(series_subject | sed -nE 's/^\[[^]]*\<v([0-9]+)\>[^]]*\].*/\1/p')
+	echo "v${v:-1}"
+}
+
+# The kernel name used in result paths: the KERNEL selector, "custom" for a
+# tree given with KERNEL_SRC, "series-vN" for the reference of a SERIES run.
 kernel_name()
 {
 	if [ -n "${KERNEL_SRC:-}" ]; then
 		echo custom
+	elif [ -n "${SERIES:-}" ] && [ "$1" = reference ]; then
+		echo "series-$(series_version)"
 	else
 		echo "$1"
 	fi

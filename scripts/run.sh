@@ -24,6 +24,8 @@ main()
 
 	check_target "$target"
 	check_variant "$variant"
+	[ -z "${SERIES:-}" ] || [ -z "${KERNEL_SRC:-}" ] ||
+		die "SERIES and KERNEL_SRC: one or the other"
 	if [ -z "${KERNEL_SRC:-}" ]; then
 		check_kernel "$kernel"
 		BASE=${BASE:-$(default_base)}

@@ -134,3 +134,72 @@ class SyncTest(TreeTestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class SeriesTest(TreeTestCase):
+    """SERIES=: a series is git am'd onto the base's files; one that does
+    not apply stops with the patch that failed; its subject names it."""
+
+    def make_series(self, second: str) -> str:
+        """Two mails as git format-patch writes them: one that changes
+        mm/vmalloc.c, and SECOND's change to mm/util.c after it."""
+        repo = os.path.join(self.dir, 'author')
+        shutil.copytree(self.src, repo)
+        run = lambda *a: subprocess.run(
+            ['git', '-C', repo, '-c', 'user.name=a', '-c', 'user.email=a@a',
+             *a], check=True, capture_output=True)
+        run('init', '-q')
+        run('add', '-A')
+        run('commit', '-q', '-m', 'base')
+        with open(os.path.join(repo, 'mm/vmalloc.c'), 'a') as f:
+            f.write('int large;\n')
+        run('commit', '-q', '-am', 'mm/vmalloc: map large runs')
+        with open(os.path.join(repo, 'mm/util.c'), 'w') as f:
+            f.write(second)
+        run('commit', '-q', '-am', 'mm/util: follow up')
+        out = os.path.join(self.dir, 'series')
+        run('format-patch', '-q', '--cover-letter', '-v4', '-o', out,
+            'HEAD~2')
+        return out
+
+    def series(self, command: str, series: str) -> subprocess.CompletedProcess:
+        env = dict(os.environ, PERF_AUX_CACHE=os.path.join(self.dir, 'cache'),
+                   SERIES=series)
+        return subprocess.run(
+            ['bash', '-c', f'. "{SCRIPT}"; base=7.3; {command}', 'sh',
+             self.src], env=env, capture_output=True, text=True)
+
+    def test_series_applies_with_git_am(self) -> None:
+        series = self.make_series('int util2;\n')
+        out = self.series('series_am "$1" && cat "$(series_diff)"', series)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn('series: 2 patches applied with git am', out.stdout)
+        self.assertIn('+int large;', out.stdout)
+        self.assertIn('+int util2;', out.stdout)
+
+    def test_series_that_does_not_apply_names_the_patch(self) -> None:
+        series = self.make_series('int util2;\n')
+        # The base the author had is not ours: the second patch fails.
+        self.write('mm/util.c', 'int other;\n')
+        out = self.series('series_am "$1"', series)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn('does not apply to 7.3: 0002 mm/util: follow up',
+                      out.stderr)
+        self.assertIn('error: patch failed: mm/util.c', out.stderr)
+
+    def test_subject_and_version_name_the_run(self) -> None:
+        series = self.make_series('int util2;\n')
+        out = self.series('series_subject; series_version; '
+                          'kernel_name reference; kernel_name stock', series)
+        self.assertEqual(out.stdout.splitlines(), [
+            '[PATCH v4 0/2] *** SUBJECT HERE ***', 'v4', 'series-v4',
+            'stock'])
+
+    def test_version_of_a_single_mbox(self) -> None:
+        mbox = os.path.join(self.dir, 'one.mbox')
+        with open(mbox, 'w') as f:
+            f.write('From x\nSubject: [RFC PATCH v12 1/3] mm/vmalloc: a\n'
+                    ' long subject\n\nbody\n')
+        out = self.series('series_subject; series_version', mbox)
+        self.assertEqual(out.stdout.splitlines(), [
+            '[RFC PATCH v12 1/3] mm/vmalloc: a long subject', 'v12'])
