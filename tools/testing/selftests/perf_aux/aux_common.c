@@ -39,6 +39,49 @@ int pmu_type(const char *name)
 }
 
 /*
+ * Puts @value into the field @field of PMU @pmu, where its format/ file in
+ * sysfs says it lives ("config:8-15", "config1:0-63", "config:3"): the
+ * layout is the kernel's, as perf reads it.  0, -ENOENT without such a
+ * field, -EINVAL for a format not understood, -ERANGE if @value does not
+ * fit.
+ */
+int pmu_format_set(const char *pmu, const char *field, __u64 value,
+		   struct perf_event_attr *attr)
+{
+	char path[256], word[16];
+	unsigned int lo, hi;
+	__u64 *cfg, mask;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), PMU_DIR "/%s/format/%s", pmu, field);
+	f = fopen(path, "r");
+	if (!f)
+		return -ENOENT;
+	n = fscanf(f, "%15[a-z0-9]:%u-%u", word, &lo, &hi);
+	fclose(f);
+	if (n == 2)
+		hi = lo;
+	else if (n != 3)
+		return -EINVAL;
+	if (!strcmp(word, "config"))
+		cfg = (__u64 *)&attr->config;
+	else if (!strcmp(word, "config1"))
+		cfg = (__u64 *)&attr->config1;
+	else if (!strcmp(word, "config2"))
+		cfg = (__u64 *)&attr->config2;
+	else
+		return -EINVAL;
+	if (hi < lo || hi > 63)
+		return -EINVAL;
+	mask = hi - lo == 63 ? ~0ULL : ((1ULL << (hi - lo + 1)) - 1);
+	if (value & ~mask)
+		return -ERANGE;
+	*cfg = (*cfg & ~(mask << lo)) | value << lo;
+	return 0;
+}
+
+/*
  * PERF_AUX_FAIL_SETUP=1: the fixtures that change a sysctl fail their setup
  * right after changing it, so that a run proves from outside that their
  * teardown puts the sysctl back whatever fails.

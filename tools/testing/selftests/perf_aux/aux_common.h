@@ -48,6 +48,8 @@ static inline int ilog2_ul(unsigned long v)
 
 int pmu_type(const char *name);
 int max_page_order(void);
+int pmu_format_set(const char *pmu, const char *field, __u64 value,
+		   struct perf_event_attr *attr);
 bool aux_setup_failure_forced(void);
 long mem_available_kb(void);
 int aux_model_orders(enum aux_caps caps, bool snapshot, unsigned long nr_pages,

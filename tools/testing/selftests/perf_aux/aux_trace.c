@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../kselftest.h"
 #include "aux_trace.h"
 
 size_t gen_record_bytes(const struct gen_config *c)
@@ -82,10 +83,31 @@ static int trace_fail(struct trace_consumer *tc, const char *fmt, ...)
 	return -1;
 }
 
-static uint64_t gen_config_word(const struct gen_config *c)
+/*
+ * attr.config and config1 of the generator @c for the synthetic PMU @pmu,
+ * from the PMU's own format/ fields (lib/test_aux_pmu.c).  0 or -errno.
+ */
+static int gen_config_set(const char *pmu, const struct gen_config *c,
+			  struct perf_event_attr *attr)
 {
-	return c->mode | c->words << 8 | c->align_log2 << 16 |
-	       (uint64_t)c->burst << 32;
+	const struct {
+		const char *field;
+		__u64 value;
+	} fields[] = {
+		{ "mode", c->mode }, { "words", c->words },
+		{ "align", c->align_log2 }, { "burst", c->burst },
+		{ "period", c->period_ns },
+	};
+	size_t i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(fields); i++) {
+		ret = pmu_format_set(pmu, fields[i].field, fields[i].value,
+				     attr);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 /*
@@ -99,8 +121,6 @@ int trace_open(struct trace_consumer *tc, enum aux_caps caps,
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
 		.disabled = 1,
-		.config = gen_config_word(cfg),
-		.config1 = cfg->period_ns,
 	};
 	int fd, ret;
 
@@ -115,6 +135,9 @@ int trace_open(struct trace_consumer *tc, enum aux_caps caps,
 	attr.type = pmu_type(aux_pmu_names[caps]);
 	if ((int)attr.type < 0)
 		return -ENODEV;
+	ret = gen_config_set(aux_pmu_names[caps], cfg, &attr);
+	if (ret)
+		return ret;
 	fd = sys_perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;

@@ -157,7 +157,8 @@ FIXTURE_SETUP(hw_trace)
 		self->seen.kept = malloc(ETE_KEEP_BYTES);
 		ASSERT_NE(NULL, self->seen.kept);
 	} else {
-		attr.config = 1;		/* ts_enable */
+		ASSERT_EQ(0, pmu_format_set(variant->pmu, "ts_enable", 1,
+					    &attr));
 		attr.sample_period = 4096;	/* SPE takes no frequency */
 	}
 	self->kmsg = kmsg_open_at_end();
