@@ -122,9 +122,26 @@ reference_variants()
 {
 	local variant
 
-	for variant in default strict nohugevmalloc ptdump hugetlb; do
+	for variant in default strict nohugevmalloc ptdump hugetlb module; do
 		reference_run arm64-4k "$variant"
 	done
+	module_compare
+}
+
+# The module variant is a plain tree's way: the kselftests loaded
+# test_aux_pmu themselves, and got the built-in boot's results.
+module_compare()
+{
+	local mod def n
+
+	mod=$PERF_AUX_OUT/results/$(result_name reference "$BASE" arm64-4k module)
+	def=$PERF_AUX_OUT/results/$(result_name reference "$BASE" arm64-4k default)
+	n=$(grep -c 'test_aux_pmu: module loaded' \
+		"$PERF_AUX_OUT/logs/$(basename "$mod")-kselftest.log" 2>/dev/null || true)
+	[ "${n:-0}" -ge 4 ]
+	verdict $? "$(basename "$mod"): the kselftests loaded test_aux_pmu themselves (${n:-0} programs)"
+	$RESULTS flakes "$mod" "$def" | tail -3
+	verdict "${PIPESTATUS[0]}" "$(basename "$mod"): the kselftests' results of $(basename "$def"), case by case"
 }
 
 # make check: the reference kernel on the default and the strict boot.

@@ -52,6 +52,23 @@ cpio_list()
 	done
 }
 
+# Lines for gen_init_cpio: the tree under DIR (lib/modules/...) at /.
+modules_list()
+{
+	local dir=$1 f
+
+	(cd "$dir" && find . -mindepth 1 | sort) | while read -r f; do
+		f=${f#./}
+		if [ -L "$dir/$f" ]; then
+			continue
+		elif [ -d "$dir/$f" ]; then
+			echo "dir /$f 0755 0 0"
+		else
+			echo "file /$f $dir/$f 0644 0 0"
+		fi
+	done
+}
+
 boot()
 {
 	local target=$1 build=$2 initrd=$3 log=$4 cmdline
@@ -92,6 +109,14 @@ main()
 	stage "build kselftests $name-$target" \
 		build_selftests "$tree" "$build" "$arch" "$cross"
 	cpio_list "$busybox" "$build/kselftest_install" > "$build/initramfs.list"
+	# A kernel with modules: they go to /lib/modules, for modprobe.
+	if grep -q '^CONFIG_MODULES=y' "$build/.config"; then
+		rm -rf "$build/modules_install"
+		make -s -C "$tree" O="$build" ARCH="$arch" ${cross:+CROSS_COMPILE="$cross"} \
+			INSTALL_MOD_PATH="$build/modules_install" INSTALL_MOD_STRIP=1 \
+			modules_install
+		modules_list "$build/modules_install" >> "$build/initramfs.list"
+	fi
 	"$build/usr/gen_init_cpio" "$build/initramfs.list" | gzip -1 \
 		> "$build/initramfs.cpio.gz"
 	# shellcheck disable=SC2046

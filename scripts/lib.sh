@@ -17,9 +17,10 @@ PERF_AUX_KERNELS="reference stock"
 # A variant is a configuration (its own build directory) or a boot
 # parameter on top of a target's default kernel.  nonroot runs the
 # kselftests as an unprivileged user; fail_setup makes the fixtures that
-# change a sysctl fail on purpose (scripts/initramfs/init).
+# change a sysctl fail on purpose (scripts/initramfs/init); module builds
+# lib/test_aux_pmu.c as a module, which the kselftests load themselves.
 PERF_AUX_VARIANTS="default strict nohugevmalloc hugetlb ptdump sanitize
-	nonroot fail_setup"
+	module nonroot fail_setup"
 # perf/aux "Allocate non-contiguous AUX pages by default" reached Debian 6.12
 # in 6.12.113; older sources lack PERF_PMU_CAP_AUX_PREFER_LARGE.
 PERF_AUX_MIN_DEBIAN=6.12.113
@@ -118,7 +119,7 @@ check_variant()
 variant_config()
 {
 	case "$1" in
-	hugetlb | ptdump | sanitize)
+	hugetlb | ptdump | sanitize | module)
 		echo "$PERF_AUX_ROOT/scripts/config/variant-$1.config" ;;
 	esac
 }

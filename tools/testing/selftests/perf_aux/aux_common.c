@@ -82,6 +82,34 @@ int pmu_format_set(const char *pmu, const char *field, __u64 value,
 }
 
 /*
+ * With CONFIG_TEST_AUX_PMU=m (as the config of this directory asks), the
+ * synthetic PMUs come with the module: each test program loads it before
+ * its first test and unloads it after its last, as test_vmalloc.sh does
+ * with test_vmalloc.  Built in, or where it cannot be loaded (no module,
+ * not root), nothing happens and the tests that need it skip with
+ * NO_TEST_PMU.
+ */
+static bool aux_pmu_module_loaded;
+
+static void __attribute__((constructor)) aux_pmu_module_load(void)
+{
+	if (pmu_type(aux_pmu_names[CAPS_NONE]) >= 0)
+		return;
+	if (system("modprobe -q test_aux_pmu 2>/dev/null") == 0 &&
+	    pmu_type(aux_pmu_names[CAPS_NONE]) >= 0) {
+		aux_pmu_module_loaded = true;
+		ksft_print_msg("test_aux_pmu: module loaded\n");
+	}
+}
+
+static void __attribute__((destructor)) aux_pmu_module_unload(void)
+{
+	if (aux_pmu_module_loaded &&
+	    system("modprobe -q -r test_aux_pmu 2>/dev/null"))
+		ksft_print_msg("test_aux_pmu: modprobe -r failed\n");
+}
+
+/*
  * PERF_AUX_FAIL_SETUP=1: the fixtures that change a sysctl fail their setup
  * right after changing it, so that a run proves from outside that their
  * teardown puts the sysctl back whatever fails.
