@@ -164,7 +164,7 @@ static struct leaf walk_kernel(unsigned long va)
  * Orders are symbolic and resolved against the running kernel.
  */
 enum piece_kind { NO_PIECE, ORDER0, SPLIT, COMPOUND, SCATTERED };
-enum piece_order { O_ZERO, O_CONT, O_PMD, O_TWO_PMD };
+enum piece_order { O_ZERO, O_CONT, O_PMD, O_TWO_PMD, O_HALF_PMD };
 
 struct piece {
 	enum piece_kind kind;
@@ -210,6 +210,18 @@ static const struct vmap_shape vmap_shapes[] = {
 	{ "one_short_of_pmd", { { SPLIT, O_PMD, 0, 1 } }, true },
 	{ "several_pmd", { SPLIT_PMD, SPLIT_PMD, SPLIT_PMD, SPLIT_PMD }, true },
 	{ "reversed_pmd", { { SPLIT, O_PMD, 0, 0, true } } },
+	/*
+	 * An AUX buffer whose second chunk fell back one order: rb_alloc_aux()
+	 * asks the highest order again for the next, so every later chunk sits
+	 * half a PMD off and can have cont-PTE blocks, not PMDs.  A scan that
+	 * gives up at the first run shorter than a PMD maps them with PTEs.
+	 */
+	{ "aux_fallback_once",
+	  { SPLIT_PMD, { SPLIT, O_HALF_PMD }, SPLIT_PMD, SPLIT_PMD }, true },
+	/* Two such chunks: the one after them is on a PMD boundary again. */
+	{ "aux_fallback_realigned",
+	  { SPLIT_PMD, { SPLIT, O_HALF_PMD }, { SPLIT, O_HALF_PMD }, SPLIT_PMD },
+	  true },
 };
 
 KUNIT_ARRAY_PARAM_DESC(vmap_shape, vmap_shapes, name);
@@ -310,6 +322,8 @@ static unsigned int piece_order(const struct piece *p)
 		return pmd_order();
 	case O_TWO_PMD:
 		return pmd_order() + 1;
+	case O_HALF_PMD:
+		return pmd_order() - 1;
 	default:
 		return 0;
 	}
@@ -528,11 +542,19 @@ static int vmap_granule_suite_init(struct kunit_suite *suite)
 }
 
 /* Every page is mapped with the granule the rules give it. */
+/* Translation entries of pages counted per granule. */
+static unsigned int granule_entries(const unsigned int *pages)
+{
+	return (pages[G_PUD] >> (PUD_SHIFT - PAGE_SHIFT)) +
+	       (pages[G_PMD] >> pmd_order()) + (pages[G_CONT] >> cont_order()) +
+	       pages[G_PTE];
+}
+
 static void vmap_granule_map_test(struct kunit *test)
 {
 	struct vmap_case *vc = vmap_case_create(test);
 	unsigned int start, len, i, bad = 0, first_bad = 0, best = PAGE_SHIFT;
-	unsigned int seen[NR_GRANULES] = {};
+	unsigned int seen[NR_GRANULES] = {}, rule[NR_GRANULES] = {};
 	enum granule found = G_NONE, expected = G_NONE;
 	bool any_large = false, misaligned;
 
@@ -545,6 +567,7 @@ static void vmap_granule_map_test(struct kunit *test)
 
 			any_large |= g > G_PTE;
 			seen[g]++;
+			rule[m]++;
 			if (g != m && !bad++) {
 				first_bad = i;
 				found = g;
@@ -552,9 +575,13 @@ static void vmap_granule_map_test(struct kunit *test)
 			}
 		}
 	}
-	/* The translation entries used: one per block, one per PTE. */
-	kunit_info(test, "pages %u: PMD %u cont-PTE %u PTE %u\n", vc->nr,
-		   seen[G_PMD], seen[G_CONT], seen[G_PTE]);
+	/*
+	 * The translation entries used (one per block, one per PTE) and as
+	 * many as the rule allows for these pages: what a mapping costs.
+	 */
+	kunit_info(test, "pages %u: PMD %u cont-PTE %u PTE %u: entries %u, by the rule %u\n",
+		   vc->nr, seen[G_PMD], seen[G_CONT], seen[G_PTE],
+		   granule_entries(seen), granule_entries(rule));
 	misaligned = vc->shape->aligned_runs &&
 		     !IS_ALIGNED((unsigned long)vc->addr, 1UL << best);
 	if (!bad && !misaligned)
