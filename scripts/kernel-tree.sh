@@ -75,18 +75,8 @@ series_am()
 	mapfile -t mails < <(series_mails)
 	[ "${#mails[@]}" -gt 0 ] && [ -s "${mails[0]}" ] ||
 		die "SERIES=$SERIES holds no patch"
-	rm -rf "$repo"
-	mkdir -p "$repo"
-	git -C "$repo" init -q
-	for f in $(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "${mails[@]}" | sort -u); do
-		[ -f "$src/$f" ] || continue
-		mkdir -p "$repo/$(dirname "$f")"
-		cp "$src/$f" "$repo/$f"
-	done
-	git -C "$repo" add -A
-	git -C "$repo" -c user.name=perf_aux -c user.email=perf_aux@localhost \
-		commit -q --allow-empty -m base
-	git -C "$repo" tag base
+	# shellcheck disable=SC2046
+	base_repo "$src" "$repo" base $(patched_files "${mails[@]}")
 	git -C "$repo" -c user.name=perf_aux -c user.email=perf_aux@localhost \
 		am --empty=drop "${mails[@]}" > "$repo.log" 2>&1 || rc=$?
 	if [ "$rc" -ne 0 ]; then
@@ -138,12 +128,6 @@ new_tree()
 	fi
 	rm -rf "$1.tmp/.git" "$1.tmp/.perf_aux-recipe"
 	mv "$1.tmp" "$1"
-}
-
-# patched_files PATCH...: the files the patches change, one per line.
-patched_files()
-{
-	sed -n 's#^+++ b/\([^\t]*\).*#\1#p' "$@" | sort -u
 }
 
 # staged_content SRC STAGE PATCH...: STAGE holds the overlay and every file

@@ -175,6 +175,35 @@ result_name()
 	fi
 }
 
+# patched_files PATCH...: the files the patches change, one per line.
+patched_files()
+{
+	sed -n 's#^+++ b/\([^\t]*\).*#\1#p' "$@" | sort -u
+}
+
+# base_repo SRC REPO MESSAGE FILE...: a git repository REPO holding SRC's
+# FILEs (those it has), committed as MESSAGE and tagged "base".  git am and
+# git apply read nothing but the files a patch touches, so this is the base
+# for them, without the cost of a whole tree in git.
+base_repo()
+{
+	local src=$1 repo=$2 msg=$3 f
+
+	shift 3
+	rm -rf "$repo"
+	mkdir -p "$repo"
+	git -C "$repo" init -q -b perf_aux
+	for f in "$@"; do
+		[ -f "$src/$f" ] || continue
+		mkdir -p "$repo/$(dirname "$f")"
+		cp "$src/$f" "$repo/$f"
+	done
+	git -C "$repo" add -A
+	git -C "$repo" -c user.name=perf_aux -c user.email=perf_aux@localhost \
+		-c commit.gpgsign=false commit -q --allow-empty -m "$msg"
+	git -C "$repo" tag base
+}
+
 # The kernel version of a source tree.
 tree_version()
 {

@@ -48,20 +48,6 @@ part_files()
 		git ls-files --cached --others --exclude-standard -- "$@" | sort)
 }
 
-# The pristine files the series changes (MAINTAINERS, what the hook-ups
-# change), copied from the source into DIR.
-base_files()
-{
-	local dir=$1 f
-
-	for f in MAINTAINERS $(sed -n 's|^diff --git a/\([^ ]*\) .*|\1|p' \
-			"$HOOKUP"/*.patch | sort -u); do
-		[ -f "$SRC/$f" ] || continue
-		mkdir -p "$dir/$(dirname "$f")"
-		cp "$SRC/$f" "$dir/$f"
-	done
-}
-
 git_in()
 {
 	git -C "$1" -c core.autocrlf=false -c commit.gpgsign=false "${@:2}"
@@ -106,19 +92,13 @@ maintainers_add()
 	done
 }
 
-# A git repository holding the pristine files the series touches, committed
-# as the base.
-base_repo()
+# A git repository of the pristine files the series changes (MAINTAINERS,
+# what the hook-ups change), committed as the base.
+series_base()
 {
-	local repo=$1
-
-	rm -rf "$repo"
-	mkdir -p "$repo"
-	git_in "$repo" init -q -b perf_aux
-	base_files "$repo"
-	git_in "$repo" add -A
-	git_in "$repo" commit -q -m "Linux $VERSION (Debian linux-source-$BASE $DEBIAN)"
-	git_in "$repo" tag base
+	# shellcheck disable=SC2046
+	base_repo "$SRC" "$1" "Linux $VERSION (Debian linux-source-$BASE $DEBIAN)" \
+		MAINTAINERS $(patched_files "$HOOKUP"/*.patch)
 }
 
 make_series()
@@ -132,7 +112,7 @@ make_series()
 	export GIT_COMMITTER_NAME=$GIT_AUTHOR_NAME GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 	export GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date
 
-	base_repo "$repo"
+	series_base "$repo"
 	while read -r msg hook paths; do
 		n=$((n + 1))
 		patch=$(ls "$HOOKUP/$hook"-*.patch 2>/dev/null) ||
@@ -211,7 +191,7 @@ check_am()
 {
 	local repo=$WORK/am rc=0 n
 
-	base_repo "$repo" > /dev/null
+	series_base "$repo" > /dev/null
 	git_in "$repo" am -q "${PATCHES[@]}" > "$WORK/am.log" 2>&1 || rc=$?
 	n=$(git_in "$repo" rev-list --count base..HEAD 2>/dev/null || echo 0)
 	[ "$rc" -eq 0 ] || head -20 "$WORK/am.log" || true
