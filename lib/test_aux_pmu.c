@@ -68,6 +68,7 @@
 #include <linux/list.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/pagewalk.h>
 #include <linux/perf_event.h>
 #include <linux/pgtable.h>
 #include <linux/seq_file.h>
@@ -556,46 +557,74 @@ static void aux_test_free_aux(void *aux)
 
 enum aux_test_granule { AUX_PTE, AUX_CONT, AUX_PMD, AUX_NR_GRANULES };
 
-/* The granule of the kernel mapping of @va, which must be mapped. */
-static enum aux_test_granule aux_test_granule(unsigned long va)
-{
-	pgd_t *pgd = pgd_offset_k(va);
-	p4d_t *p4d = p4d_offset(pgd, va);
-	pud_t *pud = pud_offset(p4d, va);
-	pmd_t *pmd = pmd_offset(pud, va);
-	pmd_t pmdv = READ_ONCE(*pmd);
+struct aux_test_walk_ctx {
+	unsigned long start, end;
+	void (*fn)(void *ctx, enum aux_test_granule g, unsigned long pages);
+	void *ctx;
+};
 
-	if (pmd_leaf(pmdv))
-		return AUX_PMD;
-#ifdef CONFIG_ARM64
-	if (pte_cont(ptep_get(pte_offset_kernel(pmd, va))))
-		return AUX_CONT;
-#endif
-	return AUX_PTE;
+/* A PMD block: its pages in the buffer, one entry. */
+static int aux_test_pmd_entry(pmd_t *pmd, unsigned long addr,
+			      unsigned long next, struct mm_walk *walk)
+{
+	struct aux_test_walk_ctx *w = walk->private;
+
+	if (pmd_leaf(READ_ONCE(*pmd))) {
+		w->fn(w->ctx, AUX_PMD, (next - addr) >> PAGE_SHIFT);
+		walk->action = ACTION_CONTINUE;
+	}
+	return 0;
 }
 
-/* Calls @fn for each translation entry of the buffer's vmap, in order. */
+/* A PTE, or an arm64 cont-PTE block counted once, at its first page. */
+static int aux_test_pte_entry(pte_t *ptep, unsigned long addr,
+			      unsigned long next, struct mm_walk *walk)
+{
+	struct aux_test_walk_ctx *w = walk->private;
+	pte_t pte = ptep_get(ptep);
+
+	if (pte_none(pte))
+		return 0;
+#ifdef CONFIG_ARM64
+	if (pte_cont(pte)) {
+		if (addr != w->start && (addr & ~CONT_PTE_MASK))
+			return 0;
+		w->fn(w->ctx, AUX_CONT,
+		      (min(ALIGN(addr + 1, CONT_PTE_SIZE), w->end) - addr) >>
+		      PAGE_SHIFT);
+		return 0;
+	}
+#endif
+	w->fn(w->ctx, AUX_PTE, 1);
+	return 0;
+}
+
+static const struct mm_walk_ops aux_test_walk_ops = {
+	.pmd_entry = aux_test_pmd_entry,
+	.pte_entry = aux_test_pte_entry,
+};
+
+/*
+ * Calls @fn for each translation entry of the buffer's vmap, in order, from
+ * the kernel's own page-table walker (the granule KUnit suite uses it too).
+ */
 static void aux_test_walk(struct aux_test_buf *buf,
 			  void (*fn)(void *ctx, enum aux_test_granule g,
 				     unsigned long pages),
 			  void *ctx)
 {
-	unsigned long va = (unsigned long)buf->base, end, step;
-	enum aux_test_granule g;
+	struct aux_test_walk_ctx w = {
+		.start = (unsigned long)buf->base,
+		.end = (unsigned long)buf->base +
+		       ((unsigned long)buf->nr_pages << PAGE_SHIFT),
+		.fn = fn,
+		.ctx = ctx,
+	};
 
-	end = va + ((unsigned long)buf->nr_pages << PAGE_SHIFT);
-	for (; va < end; va += step) {
-		g = aux_test_granule(va);
-		step = PAGE_SIZE;
-		if (g == AUX_PMD)
-			step = PMD_SIZE - (va & ~PMD_MASK);
-#ifdef CONFIG_ARM64
-		else if (g == AUX_CONT)
-			step = CONT_PTE_SIZE - (va & ~CONT_PTE_MASK);
-#endif
-		step = min(step, end - va);
-		fn(ctx, g, step >> PAGE_SHIFT);
-	}
+	mmap_read_lock(&init_mm);
+	walk_kernel_page_table_range(w.start, w.end, &aux_test_walk_ops, NULL,
+				     &w);
+	mmap_read_unlock(&init_mm);
 }
 
 struct aux_test_count {

@@ -29,6 +29,7 @@
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/pagewalk.h>
 #include <linux/pgtable.h>
 #include <linux/prandom.h>
 #include <linux/set_memory.h>
@@ -112,50 +113,73 @@ static bool leaf_nx(u64 val, bool block)
 #endif
 }
 
+/*
+ * The leaf that maps one address, found with the kernel's own page-table
+ * walker (lib/test_aux_pmu.c uses it too): a PUD or PMD block ends the walk
+ * at its level, a PTE may belong to an arm64 cont-PTE block.
+ */
+static int leaf_pud_entry(pud_t *pud, unsigned long addr, unsigned long next,
+			  struct mm_walk *walk)
+{
+	struct leaf *leaf = walk->private;
+	pud_t v = READ_ONCE(*pud);
+
+	if (pud_leaf(v)) {
+		leaf->granule = G_PUD;
+		leaf->nx = leaf_nx(pud_val(v), true);
+		leaf->writable = pud_write(v);
+		walk->action = ACTION_CONTINUE;
+	}
+	return 0;
+}
+
+static int leaf_pmd_entry(pmd_t *pmd, unsigned long addr, unsigned long next,
+			  struct mm_walk *walk)
+{
+	struct leaf *leaf = walk->private;
+	pmd_t v = READ_ONCE(*pmd);
+
+	if (pmd_leaf(v)) {
+		leaf->granule = G_PMD;
+		leaf->nx = leaf_nx(pmd_val(v), true);
+		leaf->writable = pmd_write(v);
+		walk->action = ACTION_CONTINUE;
+	}
+	return 0;
+}
+
+static int leaf_pte_entry(pte_t *ptep, unsigned long addr, unsigned long next,
+			  struct mm_walk *walk)
+{
+	struct leaf *leaf = walk->private;
+	pte_t pte = ptep_get(ptep);
+
+	if (pte_none(pte) || !pte_present(pte))
+		return 0;
+	leaf->granule = G_PTE;
+#ifdef CONFIG_ARM64
+	if (pte_cont(pte))
+		leaf->granule = G_CONT;
+#endif
+	leaf->nx = leaf_nx(pte_val(pte), false);
+	leaf->writable = pte_write(pte);
+	return 0;
+}
+
+static const struct mm_walk_ops leaf_ops = {
+	.pud_entry = leaf_pud_entry,
+	.pmd_entry = leaf_pmd_entry,
+	.pte_entry = leaf_pte_entry,
+};
+
 static struct leaf walk_kernel(unsigned long va)
 {
 	struct leaf leaf = { G_NONE };
-	pgd_t *pgd = pgd_offset_k(va);
-	p4d_t *p4d;
-	pud_t *pud, pudv;
-	pmd_t *pmd, pmdv;
-	pte_t pte;
 
-	if (pgd_none(READ_ONCE(*pgd)))
-		return leaf;
-	p4d = p4d_offset(pgd, va);
-	if (p4d_none(READ_ONCE(*p4d)))
-		return leaf;
-	pud = pud_offset(p4d, va);
-	pudv = READ_ONCE(*pud);
-	if (pud_none(pudv))
-		return leaf;
-	if (pud_leaf(pudv)) {
-		leaf.granule = G_PUD;
-		leaf.nx = leaf_nx(pud_val(pudv), true);
-		leaf.writable = pud_write(pudv);
-		return leaf;
-	}
-	pmd = pmd_offset(pud, va);
-	pmdv = READ_ONCE(*pmd);
-	if (pmd_none(pmdv))
-		return leaf;
-	if (pmd_leaf(pmdv)) {
-		leaf.granule = G_PMD;
-		leaf.nx = leaf_nx(pmd_val(pmdv), true);
-		leaf.writable = pmd_write(pmdv);
-		return leaf;
-	}
-	pte = ptep_get(pte_offset_kernel(pmd, va));
-	if (pte_none(pte) || !pte_present(pte))
-		return leaf;
-	leaf.granule = G_PTE;
-#ifdef CONFIG_ARM64
-	if (pte_cont(pte))
-		leaf.granule = G_CONT;
-#endif
-	leaf.nx = leaf_nx(pte_val(pte), false);
-	leaf.writable = pte_write(pte);
+	va &= PAGE_MASK;
+	mmap_read_lock(&init_mm);
+	walk_kernel_page_table_range(va, va + PAGE_SIZE, &leaf_ops, NULL, &leaf);
+	mmap_read_unlock(&init_mm);
 	return leaf;
 }
 
