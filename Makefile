@@ -11,6 +11,9 @@
 # make evidence  plain text (72 columns) for a cover letter or a Tested-by
 #              reply: the run of KERNEL (or KERNEL_SRC) beside the stock
 #              run of BASE, TARGET, VARIANT
+# make lab-selftest  a local LAVA lab on 127.0.0.1 (lava-server, lava-worker,
+#              PostgreSQL): started, a job needing no kernel and the QEMU
+#              arm64-4k job run through it, stopped (scripts/lava/lab.sh)
 # make repeat [ROUNDS=5]  the suite ROUNDS times on one boot and on fresh
 #              boots; lists flaky cases
 #
@@ -47,10 +50,13 @@ series:
 evidence:
 	scripts/evidence.sh
 
+lab-selftest:
+	scripts/lava/lab.sh selftest qemu
+
 repeat:
 	scripts/repeat.sh $(ROUNDS)
 
 clean:
 	rm -rf out
 
-.PHONY: run check check-full mutants series evidence repeat clean
+.PHONY: run check check-full mutants series evidence lab-selftest repeat clean

@@ -482,13 +482,23 @@ line_checks()
 	done < <("$@" 2>&1)
 }
 
+# The local LAVA lab (scripts/lava/lab.sh): the jobs through lava-server
+# and lava-worker on 127.0.0.1, as a lab runs them.
+lava_lab_selftest()
+{
+	local rc=0
+
+	"$PERF_AUX_ROOT/scripts/lava/lab.sh" selftest qemu || rc=$?
+	verdict "$rc" "lava: lab: a job needing no kernel and the QEMU arm64-4k job Complete through lava-server and lava-worker"
+}
+
 # Stages in order; "scripts/check.sh [--full] NAME..." runs only the named
 # ones.
 QUICK_STAGES="host reference stock mutants series lava_schema"
 FULL_STAGES="host reference stock sanitize peers aux_mutants vmap_mutants
-	module_mutants targets series series_mbox privilege custom lava"
+	module_mutants targets series series_mbox privilege custom lava lava_lab"
 # Stages of the full tier that run once, not once per base.
-ONCE_STAGES="host series series_mbox privilege custom lava lava_schema"
+ONCE_STAGES="host series series_mbox privilege custom lava lava_lab lava_schema"
 
 stage_times=()
 
@@ -547,6 +557,7 @@ run_stage()
 		esac
 		"$PERF_AUX_ROOT/scripts/deps.sh" "base-$BASE" > /dev/null
 		timed "KERNEL_SRC=src/$BASE (hook-ups from its version)" custom_tree ;;
+	lava_lab) timed "LAVA lab, server and worker" lava_lab_selftest ;;
 	lava_schema) timed "LAVA jobs, schemas" line_checks \
 		"$PERF_AUX_ROOT/scripts/lava/check.sh" --schema ;;
 	targets) timed "$BASE reference kernel, other targets" reference_targets ;;
