@@ -607,6 +607,9 @@ static const struct mm_walk_ops aux_test_walk_ops = {
 /*
  * Calls @fn for each translation entry of the buffer's vmap, in order, from
  * the kernel's own page-table walker (the granule KUnit suite uses it too).
+ * Lockless: the caller holds aux_test_lock, and a buffer leaves the list
+ * under it before its vmap goes away, so nothing frees these page tables
+ * meanwhile.
  */
 static void aux_test_walk(struct aux_test_buf *buf,
 			  void (*fn)(void *ctx, enum aux_test_granule g,
@@ -621,10 +624,8 @@ static void aux_test_walk(struct aux_test_buf *buf,
 		.ctx = ctx,
 	};
 
-	mmap_read_lock(&init_mm);
-	walk_kernel_page_table_range(w.start, w.end, &aux_test_walk_ops, NULL,
-				     &w);
-	mmap_read_unlock(&init_mm);
+	walk_kernel_page_table_range_lockless(w.start, w.end, &aux_test_walk_ops,
+					      NULL, &w);
 }
 
 struct aux_test_count {

@@ -172,14 +172,17 @@ static const struct mm_walk_ops leaf_ops = {
 	.pte_entry = leaf_pte_entry,
 };
 
+/*
+ * Lockless: the tests own the areas they walk, nothing changes or frees
+ * those page tables meanwhile (and init_mm is not there for modules).
+ */
 static struct leaf walk_kernel(unsigned long va)
 {
 	struct leaf leaf = { G_NONE };
 
 	va &= PAGE_MASK;
-	mmap_read_lock(&init_mm);
-	walk_kernel_page_table_range(va, va + PAGE_SIZE, &leaf_ops, NULL, &leaf);
-	mmap_read_unlock(&init_mm);
+	walk_kernel_page_table_range_lockless(va, va + PAGE_SIZE, &leaf_ops,
+					      NULL, &leaf);
 	return leaf;
 }
 

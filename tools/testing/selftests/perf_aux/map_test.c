@@ -514,8 +514,12 @@ FIXTURE_SETUP(aux_mlock)
 	if (self->saved_kb < 0 || getuid())
 		SKIP(return, "needs root to set perf_event_mlock_kb");
 	ASSERT_EQ(0, write_long(mlock_kb, 0));
-	ASSERT_FALSE(aux_setup_failure_forced())
-		TH_LOG("setup failure forced after perf_event_mlock_kb=0");
+	/* No teardown after a failed setup: put the sysctl back here. */
+	if (aux_setup_failure_forced()) {
+		write_long(mlock_kb, self->saved_kb);
+		ASSERT_FALSE(aux_setup_failure_forced())
+			TH_LOG("setup failure forced after perf_event_mlock_kb=0");
+	}
 }
 
 FIXTURE_TEARDOWN_PARENT(aux_mlock)

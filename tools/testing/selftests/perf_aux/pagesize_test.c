@@ -142,6 +142,24 @@ FIXTURE_VARIANT_ADD(aux_pagesize, none_rw_2pmd) {
 
 /* clang-format on */
 
+static int kptr_write(long v)
+{
+	FILE *f = fopen(KPTR_RESTRICT, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%ld\n", v) < 0 ? -EIO : 0;
+	return fclose(f) ? -errno : ret;
+}
+
+/* kptr_restrict as the setup found it, if the setup changed it. */
+static void kptr_restore(FIXTURE_DATA(aux_pagesize) *self)
+{
+	if (self->kptr_set && !kptr_write(self->kptr))
+		self->kptr_set = false;
+}
+
 FIXTURE_SETUP(aux_pagesize)
 {
 	int type = pmu_type(aux_pmu_names[variant->caps]), ret;
@@ -163,18 +181,6 @@ FIXTURE_SETUP(aux_pagesize)
 		SKIP(return, NOT_ROOT);
 	if (access(AUX_REPORT, R_OK))
 		SKIP(return, NO_REPORT);
-	f = fopen(KPTR_RESTRICT, "r");
-	ASSERT_NE(NULL, f);
-	ASSERT_EQ(1, fscanf(f, "%ld", &self->kptr));
-	fclose(f);
-	f = fopen(KPTR_RESTRICT, "w");
-	ASSERT_NE(NULL, f);
-	self->kptr_set = true;
-	fprintf(f, "1\n");
-	ASSERT_EQ(0, fclose(f));
-	ASSERT_FALSE(aux_setup_failure_forced())
-		TH_LOG("setup failure forced after kptr_restrict=1");
-
 	self->fd = aux_event_open(type, 0);
 	ASSERT_LE(0, self->fd);
 	ret = aux_buffer_map(&self->buf, self->fd, self->size / page_size(),
@@ -184,24 +190,34 @@ FIXTURE_SETUP(aux_pagesize)
 		TH_LOG("mapping %lu bytes of AUX: %s", self->size,
 		       strerror(-ret));
 	}
-	ASSERT_EQ(0, aux_report_read(self->buf.id, &self->report));
+
+	/*
+	 * kptr_restrict=1 for the report's real addresses.  The harness runs
+	 * no teardown after a failed setup: what fails from here puts the
+	 * sysctl back itself, the teardown does after the test.
+	 */
+	f = fopen(KPTR_RESTRICT, "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fscanf(f, "%ld", &self->kptr));
+	fclose(f);
+	ASSERT_EQ(0, kptr_write(1));
+	self->kptr_set = true;
+	ret = aux_report_read(self->buf.id, &self->report);
+	if (ret || aux_setup_failure_forced()) {
+		kptr_restore(self);
+		ASSERT_EQ(0, ret);
+		ASSERT_FALSE(aux_setup_failure_forced())
+			TH_LOG("setup failure forced after kptr_restrict=1");
+	}
 }
 
 /*
  * In the parent, so that kptr_restrict is put back whatever failed in the
- * test or its setup (self is shared with the test's process).
+ * test (self is shared with the test's process).
  */
 FIXTURE_TEARDOWN_PARENT(aux_pagesize)
 {
-	FILE *f;
-
-	if (!self->kptr_set)
-		return;
-	f = fopen(KPTR_RESTRICT, "w");
-	if (f) {
-		fprintf(f, "%ld\n", self->kptr);
-		fclose(f);
-	}
+	kptr_restore(self);
 }
 
 /*
