@@ -153,11 +153,11 @@ static int kptr_write(long v)
 	return fclose(f) ? -errno : ret;
 }
 
-/* kptr_restrict as the setup found it, if the setup changed it. */
-static void kptr_restore(FIXTURE_DATA(aux_pagesize) *self)
+/* kptr_restrict back to @kptr, if the setup changed it (@set). */
+static void kptr_restore(long kptr, bool *set)
 {
-	if (self->kptr_set && !kptr_write(self->kptr))
-		self->kptr_set = false;
+	if (*set && !kptr_write(kptr))
+		*set = false;
 }
 
 FIXTURE_SETUP(aux_pagesize)
@@ -204,7 +204,7 @@ FIXTURE_SETUP(aux_pagesize)
 	self->kptr_set = true;
 	ret = aux_report_read(self->buf.id, &self->report);
 	if (ret || aux_setup_failure_forced()) {
-		kptr_restore(self);
+		kptr_restore(self->kptr, &self->kptr_set);
 		ASSERT_EQ(0, ret);
 		ASSERT_FALSE(aux_setup_failure_forced())
 			TH_LOG("setup failure forced after kptr_restrict=1");
@@ -217,7 +217,7 @@ FIXTURE_SETUP(aux_pagesize)
  */
 FIXTURE_TEARDOWN_PARENT(aux_pagesize)
 {
-	kptr_restore(self);
+	kptr_restore(self->kptr, &self->kptr_set);
 }
 
 /*
