@@ -196,13 +196,28 @@ series_mbox_run()
 # Privilege and sysctls: run by an unprivileged user every case passes or
 # skips; with the setups that change a sysctl failed on purpose, every such
 # sysctl is back to what it was.
+# case_count DIR SUITE WHAT: the suite's cases counted in WHAT ("passed|
+# skipped"), from results.py's count line.
+case_count()
+{
+	$RESULTS expect "$1" "$2" --no-failure 2>/dev/null |
+		grep -oE "[0-9]+ ($3)" | awk '{ n += $1 } END { print n + 0 }'
+}
+
 privilege_runs()
 {
-	local t log s before after rc
+	local t log s before after rc def ran all
 
+	def=$PERF_AUX_OUT/results/$(result_name reference "$BASE" arm64-4k default)
+	[ -d "$def" ] || run_job reference arm64-4k default
 	run_job reference arm64-4k nonroot
 	for t in map_test pagesize_test integrity_test wrap_test hw_trace_test; do
 		expect "$res" "perf_aux.$t" --no-failure
+		# Every case ran (passed or skipped), not only the wrapper.
+		ran=$(case_count "$res" "perf_aux.$t" "passed|skipped")
+		all=$(case_count "$def" "perf_aux.$t" "passed|failed|skipped")
+		[ "$ran" -ge "$all" ] && [ "$all" -gt 1 ]
+		verdict $? "$(basename "$res"): perf_aux.$t: $ran of the default boot's $all cases passed or skipped"
 	done
 	run_job reference arm64-4k fail_setup
 	# The forced failures must have happened, or nothing was shown.
