@@ -23,6 +23,7 @@
 #define NO_PERFMON "CPU-wide events need CAP_PERFMON"
 #define NOT_ROOT "needs root: kernel addresses of the vmap"
 #define NO_REPORT "no test_aux_pmu report in debugfs"
+#define NO_MLOCK_ROOM "buffer beyond perf_event_mlock_kb without CAP_IPC_LOCK"
 
 /* The synthetic PMUs and the capability each stands for. */
 enum aux_caps { CAPS_NONE, CAPS_LARGE, CAPS_NOSG };
