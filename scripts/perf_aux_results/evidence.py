@@ -426,21 +426,25 @@ def mutation_lines(found: List[Run], mutants: str, patches: str
             continue
         peers, ours = m.totals()
         targets = sorted({r.target for r in m.rows if r.target})
-        out += [''] + wrap(f'Base {base} ({", ".join(targets)}): {ours} '
-                           'mutant patches; '
-                           + peers + '.', '  ')
         killed = {r.name for r in m.rows
                   if any(v.killed for s, v in r.suites.items()
                          if not matrix.is_peer(s))}
-        missed: Dict[str, str] = {}
-        for r in m.rows:
-            if r.name not in killed:
-                ran_here = r.suites or missed.get(r.name) == 'survived'
-                missed[r.name] = 'survived' if ran_here else 'not run'
-        if missed:
-            out += wrap('Not killed: ' + ', '.join(
-                f'{n} ({why})' for n, why in missed.items()) + '.',
-                '  ', '    ')
+        survived = [r.name for r in m.rows
+                    if r.suites and r.name not in killed]
+        not_run = [r.name for r in m.rows if not r.suites]
+        # A kill count over mutants that never ran would read as a weak
+        # suite: say how many of the catalogue ran.
+        out += [''] + wrap(f'Base {base} ({", ".join(targets)}): {ours} '
+                           'mutant patches'
+                           + (f' ({len(not_run)} not run)' if not_run
+                              else '')
+                           + '; ' + peers + '.', '  ')
+        if survived:
+            out += wrap('Survived: ' + ', '.join(survived) + '.',
+                        '  ', '    ')
+        if not_run:
+            out += wrap('Not run: ' + ', '.join(not_run) + '.',
+                        '  ', '    ')
     return out
 
 

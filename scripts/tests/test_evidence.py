@@ -328,7 +328,7 @@ class EvidenceTest(unittest.TestCase):
         score = ' '.join(x.strip() for x in section(
             text_of(report_run, mutants=mutants), 'Mutation score'))
         self.assertIn('Base 6.12 (arm64-4k): 2 killed of 4', score)
-        self.assertIn('never_run (not run)', score)
+        self.assertIn('Not run: never_run', score)
         other = ' '.join(x.strip() for x in section(
             text_of(REFERENCE, mutants=mutants), 'Mutation score'))
         self.assertIn('Base 7.3: not run (no mutant runs of this base', other)
