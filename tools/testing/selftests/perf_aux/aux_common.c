@@ -109,6 +109,32 @@ static void __attribute__((destructor)) aux_pmu_module_unload(void)
 		ksft_print_msg("test_aux_pmu: modprobe -r failed\n");
 }
 
+/* A sysctl (or any one-number file) read: the value, or -1. */
+long sysctl_read(const char *path)
+{
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* @v written to a sysctl: 0 or -errno. */
+int sysctl_write(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fprintf(f, "%ld\n", v) < 0 ? -EIO : 0;
+	return fclose(f) ? -errno : ret;
+}
+
 /*
  * PERF_AUX_FAIL_SETUP=1: the fixtures that change a sysctl fail their setup
  * right after changing it, so that a run proves from outside that their

@@ -52,6 +52,8 @@ int max_page_order(void);
 int pmu_format_set(const char *pmu, const char *field, __u64 value,
 		   struct perf_event_attr *attr);
 bool aux_setup_failure_forced(void);
+long sysctl_read(const char *path);
+int sysctl_write(const char *path, long v);
 long mem_available_kb(void);
 int aux_model_orders(enum aux_caps caps, bool snapshot, unsigned long nr_pages,
 		     unsigned long watermark, int *orders, int max);

@@ -486,43 +486,19 @@ TEST(aux_on_pmu_without_aux)
  */
 static const char mlock_kb[] = "/proc/sys/kernel/perf_event_mlock_kb";
 
-static long read_long(const char *path)
-{
-	long v = -1;
-	FILE *f = fopen(path, "r");
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-static int write_long(const char *path, long v)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fprintf(f, "%ld\n", v) < 0 ? -EIO : 0;
-	return fclose(f) ? -errno : ret;
-}
-
 FIXTURE(aux_mlock) {
 	long saved_kb;
 };
 
 FIXTURE_SETUP(aux_mlock)
 {
-	self->saved_kb = read_long(mlock_kb);
+	self->saved_kb = sysctl_read(mlock_kb);
 	if (self->saved_kb < 0 || getuid())
 		SKIP(return, "needs root to set perf_event_mlock_kb");
-	ASSERT_EQ(0, write_long(mlock_kb, 0));
+	ASSERT_EQ(0, sysctl_write(mlock_kb, 0));
 	/* No teardown after a failed setup: put the sysctl back here. */
 	if (aux_setup_failure_forced()) {
-		write_long(mlock_kb, self->saved_kb);
+		sysctl_write(mlock_kb, self->saved_kb);
 		ASSERT_FALSE(aux_setup_failure_forced())
 			TH_LOG("setup failure forced after perf_event_mlock_kb=0");
 	}
@@ -530,7 +506,7 @@ FIXTURE_SETUP(aux_mlock)
 
 FIXTURE_TEARDOWN_PARENT(aux_mlock)
 {
-	EXPECT_EQ(0, write_long(mlock_kb, self->saved_kb));
+	EXPECT_EQ(0, sysctl_write(mlock_kb, self->saved_kb));
 }
 
 /* Drops CAP_IPC_LOCK from the effective set of this process. */

@@ -142,21 +142,10 @@ FIXTURE_VARIANT_ADD(aux_pagesize, none_rw_2pmd) {
 
 /* clang-format on */
 
-static int kptr_write(long v)
-{
-	FILE *f = fopen(KPTR_RESTRICT, "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fprintf(f, "%ld\n", v) < 0 ? -EIO : 0;
-	return fclose(f) ? -errno : ret;
-}
-
 /* kptr_restrict back to @kptr, if the setup changed it (@set). */
 static void kptr_restore(long kptr, bool *set)
 {
-	if (*set && !kptr_write(kptr))
+	if (*set && !sysctl_write(KPTR_RESTRICT, kptr))
 		*set = false;
 }
 
@@ -200,7 +189,7 @@ FIXTURE_SETUP(aux_pagesize)
 	ASSERT_NE(NULL, f);
 	ASSERT_EQ(1, fscanf(f, "%ld", &self->kptr));
 	fclose(f);
-	ASSERT_EQ(0, kptr_write(1));
+	ASSERT_EQ(0, sysctl_write(KPTR_RESTRICT, 1));
 	self->kptr_set = true;
 	ret = aux_report_read(self->buf.id, &self->report);
 	if (ret || aux_setup_failure_forced()) {
