@@ -73,6 +73,13 @@ def document(block: List[str], last: str) -> str:
     return '\n'.join(['KTAP version 1', '1..1'] + block + [last]) + '\n'
 
 
+def _assertion_line(line: str) -> bool:
+    """A line of a failed expectation: indented, no diagnostic, no result."""
+    body = line.lstrip()
+    return (line != body and not body.startswith('#') and
+            not formats.result(body))
+
+
 def split_kunit(log: Iterable[str]) -> Dict[str, str]:
     """Splits a KUnit console log into one KTAP document per suite."""
     lines = list(kunit().extract_tap_lines(log))
@@ -86,6 +93,11 @@ def split_kunit(log: Iterable[str]) -> Dict[str, str]:
         if r and r.top:
             suites[r.name] = document(block, r.renumbered(r.name))
             block = []
+        elif line.strip() and block and _assertion_line(block[-1]):
+            # KUnit prints an expectation's message at column 0, right
+            # after its "Expected ..." lines: kept, as a diagnostic.  Other
+            # kernel messages there are not the test's, and are left out.
+            block.append('    # ' + line)
     # A suite the kernel died in has no result line: it failed.
     header = next((formats.SUBTEST.match(b) for b in block
                    if formats.SUBTEST.match(b)), None)

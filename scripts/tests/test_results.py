@@ -56,6 +56,19 @@ class SplitKunitTest(unittest.TestCase):
         suites = ktap.split_kunit(read('kunit-two-suites.log'))
         self.assertNotIn('crng', suites['perf_aux_alloc'])
 
+    def test_keeps_expectation_message(self) -> None:
+        log = ['KTAP version 1\n', '1..1\n',
+               '    KTAP version 1\n', '    # Subtest: vmap_granule\n',
+               '    1..1\n',
+               '    # map_test: EXPECTATION FAILED at x.c:1\n',
+               '    Expected 0 == bad, but\n', '        bad == 3 (0x3)\n',
+               'page 1 of 4: found PTE, expected PMD\n',
+               'random: crng init done\n',
+               '    not ok 1 map_test\n', 'not ok 1 vmap_granule\n']
+        doc = ktap.split_kunit(log)['vmap_granule']
+        self.assertIn('    # page 1 of 4: found PTE, expected PMD', doc)
+        self.assertNotIn('crng', doc)
+
     def test_crash_counts_as_failure(self) -> None:
         suites = ktap.split_kunit(read('kunit-crash.log'))
         r = verdicts.count('perf_aux_alloc', suites['perf_aux_alloc'])
