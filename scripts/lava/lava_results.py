@@ -16,6 +16,13 @@
                                        LAVA recorded against those of the
                                        direct run; a line each
   lava_results.py expected RESULTS_DIR  the direct run's cases as LAVA names
+  lava_results.py console JOB_LOG KUNIT_LOG KSELFTEST_LOG
+                                       a job log's console (its "target"
+                                       lines) as the direct run's two console
+                                       logs: the boot (KUnit), and from the
+                                       ramdisk's init on (the kselftests)
+  lava_results.py errors JOB_LOG       LAVA's reasons for a job that did not
+                                       complete, a line each
 
 Every verdict line is "ok - ..." or "not ok - ..."; the exit status is 1
 when any is "not ok".  Uses Debian's /usr/bin/python3 (lava_common needs

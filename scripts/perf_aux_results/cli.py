@@ -144,6 +144,19 @@ def results_main(argv: Optional[List[str]] = None) -> int:
     return handlers[args.command](args)
 
 
+def _lava_console(args: argparse.Namespace) -> int:
+    """A job log's console as the direct run's two console logs; 1 when
+    the job printed nothing."""
+    from . import lava
+    with open(args.log, errors='replace') as f:
+        boot, tests = lava.console(lava.log_entries(f))
+    for path, lines in ((args.kunit_log, boot),
+                        (args.kselftest_log, tests)):
+        with open(path, 'w') as out:
+            out.write(''.join(line + '\n' for line in lines))
+    return 0 if boot or tests else 1
+
+
 def lava_main(argv: Optional[List[str]] = None) -> int:
     """scripts/lava/lava_results.py."""
     from . import lava, lava_jobs
@@ -161,6 +174,10 @@ def lava_main(argv: Optional[List[str]] = None) -> int:
     p.add_argument('--tag', default='lava-run')
     p.add_argument('--group', action='append', default=[])
     sub.add_parser('expected').add_argument('results_dir')
+    p = sub.add_parser('console')
+    for name in ('log', 'kunit_log', 'kselftest_log'):
+        p.add_argument(name)
+    sub.add_parser('errors').add_argument('log')
     args = parser.parse_args(argv)
 
     if args.command == 'validate':
@@ -173,6 +190,12 @@ def lava_main(argv: Optional[List[str]] = None) -> int:
     if args.command == 'compare':
         return lava.emit(lava.compare(args.results_dir, args.log, args.tag,
                                       args.group))
+    if args.command == 'console':
+        return _lava_console(args)
+    if args.command == 'errors':
+        with open(args.log, errors='replace') as f:
+            print('\n'.join(lava.job_errors(lava.log_entries(f))))
+        return 0
     for cases in lava.direct_groups(args.results_dir).values():
         for name, result in cases.items():
             print(name, result)

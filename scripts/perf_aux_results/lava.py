@@ -7,7 +7,9 @@ device: perf_aux.<group>.<test path>, a group a KUnit suite or kselftest
 binary.
 """
 
-from typing import Any, Dict, Iterable, List, NamedTuple, Tuple
+import json
+import re
+from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Tuple
 
 import yaml
 
@@ -122,6 +124,78 @@ def lava_records(log_lines: Iterable[str]) -> List[Dict[str, Any]]:
         if isinstance(entry, dict) and entry.get('lvl') == 'results':
             records.append(entry['msg'])
     return records
+
+
+def log_entries(lines: Iterable[str]) -> Iterator[Dict[str, Any]]:
+    """The entries of a LAVA job log: the server's log.yaml (what the API
+    gives at jobs/ID/logs/) or lava-run's stderr, one "- {...}" line each.
+    LAVA writes them as YAML flow mappings of double-quoted strings; JSON
+    reads nearly all of them, far faster, and YAML the rest (tags such as
+    "! "1332"")."""
+    loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
+    for line in lines:
+        if not line.startswith('- {'):
+            continue
+        body = line[2:].rstrip('\r\n')
+        try:
+            entry = json.loads(body)
+        except ValueError:
+            try:
+                entry = yaml.load(body, Loader=loader)
+            except yaml.YAMLError:
+                continue
+        if isinstance(entry, dict):
+            yield entry
+
+
+# The dispatcher's line when a top-level test action starts, e.g.
+# "start: 3 lava-test-retry (timeout 00:20:00) [common]".
+_TEST_ACTION = re.compile(r'start: [0-9]+ lava-test')
+
+
+def console(entries: Iterable[Dict[str, Any]]) -> Tuple[List[str],
+                                                         List[str]]:
+    """A job's console (its "target" lines) in the two parts the direct
+    run has as two boots: the kernel's boot, KUnit's KTAP included (the
+    suites run at boot), and from the ramdisk's "PERF_AUX: kernel" line on
+    (scripts/initramfs/init), LAVA's test shell running the kselftests.
+    Where no such line comes (a board booting its own OS), the second part
+    starts with the first test action."""
+    boot: List[str] = []
+    tests: List[str] = []
+    part = boot
+    for e in entries:
+        msg = e.get('msg')
+        if not isinstance(msg, str):
+            continue
+        if e.get('lvl') != 'target':
+            if _TEST_ACTION.match(msg):
+                part = tests
+            continue
+        for line in msg.splitlines() or ['']:
+            if part is boot and formats.kernel(line):
+                part = tests
+            part.append(line.rstrip('\r'))
+    return boot, tests
+
+
+def job_errors(entries: Iterable[Dict[str, Any]]) -> List[str]:
+    """LAVA's reasons for a job that did not complete: the error messages
+    of the failed results of its "lava" suite ("<error_type> error:
+    <error_msg>"), each once, in order."""
+    found: List[str] = []
+    for e in entries:
+        msg = e.get('msg')
+        if (e.get('lvl') != 'results' or not isinstance(msg, dict) or
+                msg.get('definition') != 'lava' or
+                msg.get('result') != 'fail' or not msg.get('error_msg')):
+            continue
+        text = ' '.join(str(msg['error_msg']).split())
+        kind = msg.get('error_type')
+        line = f'{kind} error: {text}' if kind else text
+        if line not in found:
+            found.append(line)
+    return found
 
 
 def lava_groups(records: List[Dict[str, Any]]) -> Tuple[Dict[str, Cases],
