@@ -11,9 +11,17 @@
 # make evidence  plain text (72 columns) for a cover letter or a Tested-by
 #              reply: the run of KERNEL (or KERNEL_SRC) beside the stock
 #              run of BASE, TARGET, VARIANT
+# make submit [LAB=URL] [RUNS="reference-7.3-arm64-4k stock-7.3-arm64-4k"]
+#              the LAVA jobs of RUNS (default the run KERNEL, BASE, TARGET
+#              select) submitted to the lab at LAB (default the local lab)
+#              all at once, waited for, their results fetched through the
+#              API into out/results/<run>/ as make run writes them; token in
+#              LAVA_TOKEN or LAVA_TOKEN_FILE; exit 3: a job Incomplete or
+#              Canceled (scripts/lava/submit.sh)
 # make lab-selftest  a local LAVA lab on 127.0.0.1 (lava-server, lava-worker,
-#              PostgreSQL): started, a job needing no kernel and the QEMU
-#              arm64-4k job run through it, stopped (scripts/lava/lab.sh)
+#              PostgreSQL): started, a job needing no kernel, the fault
+#              cases and the QEMU arm64-4k job run through it, stopped
+#              (scripts/lava/lab.sh)
 # make repeat [ROUNDS=5]  the suite ROUNDS times on one boot and on fresh
 #              boots; lists flaky cases
 #
@@ -29,7 +37,9 @@ KERNEL_SRC ?=
 SERIES ?=
 KERNEL_ARGS ?=
 ROUNDS ?= 5
-export BASE TARGET KERNEL KERNEL_SRC SERIES KERNEL_ARGS
+LAB ?=
+RUNS ?=
+export BASE TARGET KERNEL KERNEL_SRC SERIES KERNEL_ARGS LAB
 
 run:
 	scripts/run.sh
@@ -50,6 +60,9 @@ series:
 evidence:
 	scripts/evidence.sh
 
+submit:
+	scripts/lava/submit.sh $(RUNS)
+
 lab-selftest:
 	scripts/lava/lab.sh selftest qemu
 
@@ -59,4 +72,5 @@ repeat:
 clean:
 	rm -rf out
 
-.PHONY: run check check-full mutants series evidence lab-selftest repeat clean
+.PHONY: run check check-full mutants series evidence submit lab-selftest repeat \
+	clean
