@@ -497,16 +497,6 @@ line_checks()
 	done < <("$@" 2>&1)
 }
 
-# The local LAVA lab (scripts/lava/lab.sh): the jobs through lava-server
-# and lava-worker on 127.0.0.1, as a lab runs them.
-lava_lab_selftest()
-{
-	local rc=0
-
-	"$PERF_AUX_ROOT/scripts/lava/lab.sh" selftest qemu || rc=$?
-	verdict "$rc" "lava: lab: a job needing no kernel and the QEMU arm64-4k job Complete through lava-server and lava-worker"
-}
-
 # Stages in order; "scripts/check.sh [--full] NAME..." runs only the named
 # ones.
 QUICK_STAGES="host reference stock mutants series lava_schema"
@@ -572,7 +562,11 @@ run_stage()
 		esac
 		"$PERF_AUX_ROOT/scripts/deps.sh" "base-$BASE" > /dev/null
 		timed "KERNEL_SRC=src/$BASE (hook-ups from its version)" custom_tree ;;
-	lava_lab) timed "LAVA lab, server and worker" lava_lab_selftest ;;
+	# The local LAVA lab (scripts/lava/lab.sh): jobs submitted and
+	# collected through lava-server and lava-worker on 127.0.0.1, the
+	# fault cases; its own check lines.
+	lava_lab) timed "LAVA lab, server and worker" line_checks \
+		"$PERF_AUX_ROOT/scripts/lava/lab.sh" selftest qemu ;;
 	lava_schema) timed "LAVA jobs, schemas" line_checks \
 		"$PERF_AUX_ROOT/scripts/lava/check.sh" --schema ;;
 	targets) timed "$BASE reference kernel, other targets" reference_targets ;;

@@ -8,7 +8,7 @@
 # worker, lava-run, logs and results through the API), which lava-run alone
 # (scripts/lava/check.sh) does not exercise.
 #
-# Usage: scripts/lava/lab.sh start|status|stop|selftest [qemu]|submit JOB.yaml
+# Usage: scripts/lava/lab.sh start|status|stop|selftest [qemu]|submit RUN|JOB.yaml...
 #   start     installs what is missing (lava-server, lavacli, postgresql,
 #             curl; scripts/deps.sh lava for the dispatcher side), starts
 #             PostgreSQL, lava-server (gunicorn, lava-scheduler) and
@@ -16,12 +16,22 @@
 #             devices and worker
 #   status    server reachable, worker online, devices idle; exit 1 if not
 #   stop      stops what start started, and only that
-#   selftest  start, one job that needs no kernel (a user command of a
-#             qemu device, run on the worker), its results through the API,
-#             stop; "selftest qemu" also runs lava-jobs' QEMU arm64-4k job
-#             on copies of the reference build (BASE, default the newest)
-#   submit    submits JOB.yaml to the running lab, waits for it and prints
-#             its results
+#   selftest  start; a job that needs no kernel (a user command of a qemu
+#             device, run on the worker) and its results through the API;
+#             the fault cases, each a one-line reason and a non-zero exit of
+#             scripts/lava/submit.sh with nothing written: a job the
+#             server's schema rejects, a wrong and a revoked token, no
+#             server on the port, a run whose job ends Incomplete,
+#             lava-worker killed under a running job (then started again:
+#             the job ends Canceled); stop.  "selftest qemu" also runs
+#             PERF_AUX_LAB_RUNS (default reference-<BASE>-arm64-4k) through
+#             the lab and compares their results with the direct runs'
+#             (PERF_AUX_LAB_DIRECT, default out/results) case by case.
+#             One "ok - lava: lab: ..." / "not ok - ..." line a check (the
+#             lava_lab stage of scripts/check.sh counts them); exit 1 if
+#             any is not ok.  Its files: out/lab/.
+#   submit    scripts/lava/submit.sh against this lab: the runs' or job
+#             files' jobs submitted, waited for, collected
 #
 # The lab lives in $PERF_AUX_CACHE/lab: run/ (pid files), log/, worker/
 # (the worker's token and job directories), token (the perf_aux user's API
@@ -37,9 +47,9 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
-LAB=$PERF_AUX_CACHE/lab
-RUN=$LAB/run
-LOGS=$LAB/log
+LAB_DIR=$PERF_AUX_CACHE/lab
+RUN=$LAB_DIR/run
+LOGS=$LAB_DIR/log
 PORT=${PERF_AUX_LAB_PORT:-8000}
 URL=http://127.0.0.1:$PORT
 WORKER=perf-aux-lab
@@ -50,10 +60,14 @@ PY=/usr/bin/python3
 # lava-worker is in lava-dispatcher in 2023.01; apache2 and lava-coordinator
 # are only recommended by lava-server: gunicorn serves the API itself.
 PACKAGES="lava-server lava-dispatcher lavacli postgresql curl"
-# Seconds: a job that needs no kernel, and lava-jobs' QEMU job (its own
-# timeout is 40 minutes; scripts/lava/check.sh allows lava-run 1500 s).
-HELLO_TIMEOUT=300
-QEMU_TIMEOUT=1800
+# Seconds (submit.sh's LAVA_WAIT): a job that needs no kernel, lava-jobs'
+# QEMU jobs (their own timeout is 40 minutes; scripts/lava/check.sh allows
+# lava-run 1500 s), the job under which the worker is killed, and how
+# long its command sleeps (longer than that bound).
+HELLO_WAIT=300
+QEMU_WAIT=1800
+KILL_WAIT=60
+SLEEP_SECONDS=150
 
 say()
 {
@@ -83,7 +97,7 @@ api()
 	local path=$1
 
 	shift
-	local_env curl -sS --fail --max-time 60 -H @"$LAB/auth-header" \
+	local_env curl -sS --fail --max-time 60 -H @"$LAB_DIR/auth-header" \
 		"$@" "$URL/api/v0.2/$path"
 }
 
@@ -198,34 +212,34 @@ setup_database()
 		die "lab: lava-server postinst.py failed (see $LOGS/postinst.log)"
 }
 
-# The perf_aux superuser and its API token ($LAB/token, 0600), and the
+# The perf_aux superuser and its API token ($LAB_DIR/token, 0600), and the
 # identity files that use it (curl header, lavacli).
 setup_user()
 {
 	manage users details "$LAB_USER" > /dev/null 2>&1 ||
 		manage users add "$LAB_USER" --staff --superuser > /dev/null ||
 		die "lab: cannot create user $LAB_USER"
-	if ! [ -s "$LAB/token" ] ||
-	   ! manage tokens list --user "$LAB_USER" --csv | grep -qF -f "$LAB/token"; then
+	if ! [ -s "$LAB_DIR/token" ] ||
+	   ! manage tokens list --user "$LAB_USER" --csv | grep -qF -f "$LAB_DIR/token"; then
 		(umask 077 && manage tokens add --user "$LAB_USER" \
-			--description "perf_aux lab" > "$LAB/token.new") &&
-			[ -s "$LAB/token.new" ] && mv "$LAB/token.new" "$LAB/token" ||
+			--description "perf_aux lab" > "$LAB_DIR/token.new") &&
+			[ -s "$LAB_DIR/token.new" ] && mv "$LAB_DIR/token.new" "$LAB_DIR/token" ||
 			die "lab: cannot create a token for $LAB_USER"
 	fi
 	(
 		umask 077
-		mkdir -p "$LAB/config"
-		echo "Authorization: Token $(cat "$LAB/token")" > "$LAB/auth-header"
-		cat > "$LAB/config/lavacli.yaml" <<-EOF
+		mkdir -p "$LAB_DIR/config"
+		echo "Authorization: Token $(cat "$LAB_DIR/token")" > "$LAB_DIR/auth-header"
+		cat > "$LAB_DIR/config/lavacli.yaml" <<-EOF
 		$LAB_USER:
 		  uri: $URL/RPC2
 		  username: $LAB_USER
-		  token: $(cat "$LAB/token")
+		  token: $(cat "$LAB_DIR/token")
 		EOF
 	)
 }
 
-# The worker, with its token in $LAB/worker/token (0600), and the
+# The worker, with its token in $LAB_DIR/worker/token (0600), and the
 # environment its jobs get: lava-server's env.yaml purges the worker's own,
 # and libguestfs needs a kernel and TCG here (as in scripts/lava/check.sh).
 setup_worker()
@@ -235,10 +249,10 @@ setup_worker()
 	manage workers details "$WORKER" > /dev/null 2>&1 ||
 		manage workers add "$WORKER" --description "perf_aux lab" > /dev/null ||
 		die "lab: cannot add worker $WORKER"
-	mkdir -p "$LAB/worker" "$LAB/tmp"
+	mkdir -p "$LAB_DIR/worker" "$LAB_DIR/tmp"
 	(umask 077 && manage workers details "$WORKER" |
-		sed -n 's/^token *: *//p' > "$LAB/worker/token")
-	[ -s "$LAB/worker/token" ] || die "lab: no token for worker $WORKER"
+		sed -n 's/^token *: *//p' > "$LAB_DIR/worker/token")
+	[ -s "$LAB_DIR/worker/token" ] || die "lab: no token for worker $WORKER"
 	mkdir -p "$dir"
 	cat > "$dir/env.yaml" <<-EOF
 	# Written by perf_aux scripts/lava/lab.sh: the environment of the jobs of
@@ -249,7 +263,7 @@ setup_worker()
 	  LANG: C
 	  PATH: /usr/local/bin:/usr/local/sbin:/bin:/usr/bin:/usr/sbin:/sbin
 	  HOME: /root
-	  TMPDIR: $LAB/tmp
+	  TMPDIR: $LAB_DIR/tmp
 	  SUPERMIN_KERNEL: $(ls "$cache"/supermin/boot/vmlinuz-* | head -1)
 	  SUPERMIN_MODULES: $(ls -d "$cache"/supermin/lib/modules/* | head -1)
 	  LIBGUESTFS_BACKEND: direct
@@ -261,16 +275,18 @@ setup_worker()
 
 # device_dict N: the dictionary of qemu-0N, scripts/lava/devices' QEMU
 # device with its own MAC address, QEMU's user network restricted (the
-# guest reaches nothing outside), and one user command for jobs that need
-# no kernel.
+# guest reaches nothing outside), and user commands for the selftest's
+# jobs that need no kernel: one that says hello, one that takes long
+# enough to stop the worker under it.
 device_dict()
 {
 	sed "s/52:54:00:12:34:59/52:54:00:12:34:6$1/" \
 		"$PERF_AUX_ROOT/scripts/lava/devices/perf-aux-qemu01.jinja2"
 	cat <<-EOF
-	{# lab.sh: no traffic leaves the guest; a command for the no-kernel job #}
+	{# lab.sh: no traffic leaves the guest; commands for no-kernel jobs #}
 	{% set netdevice = 'user,restrict=on' %}
-	{% set user_commands = {'perf_aux_lab_hello': {'do': 'uname -sm'}} %}
+	{% set user_commands = {'perf_aux_lab_hello': {'do': 'uname -sm'},
+	                        'perf_aux_lab_sleep': {'do': 'sleep $SLEEP_SECONDS'}} %}
 	EOF
 }
 
@@ -298,13 +314,13 @@ setup_devices()
 # (not another process that got the pid of a stale file).
 running()
 {
-	local pid pattern=$LAB
+	local pid pattern=$LAB_DIR
 
 	[ -s "$RUN/$1.pid" ] || return 1
 	pid=$(cat "$RUN/$1.pid")
 	# gunicorn rewrites its command line.
 	[ "$1" = gunicorn ] && pattern=lava_server.wsgi
-	tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$pattern"
+	tr '\0' ' ' 2>/dev/null < "/proc/$pid/cmdline" | grep -qF -- "$pattern"
 }
 
 # daemon NAME CMD...: CMD in the background (no systemd here: PID 1 is not
@@ -364,11 +380,16 @@ start_daemons()
 	# No lava-publisher (nothing needs its events here): the worker's
 	# websocket then fails and it polls; every 5 s, not 20, so that a job
 	# starts quickly.
+	start_worker
+	wait_for 120 "devices $DEVICES idle" devices_idle
+}
+
+start_worker()
+{
 	daemon lava-worker /usr/bin/lava-worker --name "$WORKER" --url "$URL/" \
-		--token-file "$LAB/worker/token" --worker-dir "$LAB/worker" \
+		--token-file "$LAB_DIR/worker/token" --worker-dir "$LAB_DIR/worker" \
 		--log-file "$LOGS/lava-worker.log" --level INFO --ping-interval 5
 	wait_for 120 "worker $WORKER online" worker_online
-	wait_for 120 "devices $DEVICES idle" devices_idle
 }
 
 setup_lab()
@@ -391,7 +412,7 @@ cmd_start()
 	stage "lab: database" setup_database
 	stage "lab: user, worker, devices" setup_lab
 	stage "lab: daemons" start_daemons
-	say "started in $(($(date +%s) - start)) s: $URL/ (lavacli: XDG_CONFIG_HOME=$LAB/config lavacli -i $LAB_USER ...)"
+	say "started in $(($(date +%s) - start)) s: $URL/ (lavacli: XDG_CONFIG_HOME=$LAB_DIR/config lavacli -i $LAB_USER ...)"
 }
 
 cmd_status()
@@ -490,158 +511,275 @@ cmd_stop()
 	say "stopped in $(($(date +%s) - start)) s"
 }
 
-# wait_job ID SECONDS: until job ID has finished; prints its health.
-wait_job()
+# submit ARGS...: scripts/lava/submit.sh on this lab (SUBMIT_URL, another
+# one for a fault case), the one way jobs are submitted and collected.
+submit()
 {
-	local id=$1 deadline=$(($(date +%s) + $2)) state
-
-	while :; do
-		state=$(api "jobs/$id/" | json 'd["state"] + " " + d["health"]') ||
-			die "lab: job $id: cannot read its state"
-		[ "${state%% *}" = Finished ] && break
-		[ "$(date +%s)" -lt "$deadline" ] ||
-			die "lab: job $id: not finished after $2 s (state $state)"
-		sleep 3
-	done
-	echo "${state#* }"
+	LAB=${SUBMIT_URL:-$URL} "$PERF_AUX_ROOT/scripts/lava/submit.sh" "$@"
 }
 
-# results ID: the job's test cases, "suite.case result [measurement units]",
-# through the API (suite names from suites/), and its log, in $LAB/jobs/ID/.
-results()
-{
-	local id=$1 dir=$LAB/jobs/$1
-
-	mkdir -p "$dir"
-	api "jobs/$id/suites/?limit=1000" > "$dir/suites.json" &&
-	api "jobs/$id/tests/?limit=10000" > "$dir/tests.json" &&
-	api "jobs/$id/logs/" > "$dir/log.yaml" || return 1
-	$PY - "$dir" > "$dir/results.txt" <<-'EOF'
-	import json, sys
-	d = sys.argv[1]
-	suites = {s['id']: s['name'] for s in json.load(open(d + '/suites.json'))['results']}
-	for t in json.load(open(d + '/tests.json'))['results']:
-	    m = f" {t['measurement']} {t['unit']}" if t.get('measurement') is not None else ''
-	    print(f"{suites.get(t['suite'], t['suite'])}.{t['name']} {t['result']}{m}")
-	EOF
-}
-
-# summary RESULTS: a short job's results; for a long one, the counts per
-# suite and result, then the cases that neither passed nor skipped.
-summary()
-{
-	if [ "$(wc -l < "$1")" -le 20 ]; then
-		cat "$1"
-		return
-	fi
-	awk '{ split($1, n, "."); c[n[1] " " $2]++ }
-	     END { for (k in c) print k ":", c[k] }' "$1" | sort
-	awk '$2 != "pass" && $2 != "skip"' "$1" | head -40
-}
-
-# job_times ID: the device, and the server's times: queued, running.
-job_times()
-{
-	api "jobs/$1/" | $PY -c '
-import json, sys
-from datetime import datetime
-d = json.load(sys.stdin)
-t = {k: datetime.fromisoformat(d[k].rstrip("Z")) for k in ("submit_time", "start_time", "end_time")}
-print("%s, queued %.0f s, ran %.0f s%s" % (d["actual_device"],
-      (t["start_time"] - t["submit_time"]).total_seconds(),
-      (t["end_time"] - t["start_time"]).total_seconds(),
-      ": " + d["failure_comment"] if d.get("failure_comment") else ""))'
-}
-
-# submit_job FILE SECONDS: submits, waits, prints the results; 1 unless
-# the job is Complete.
-submit_job()
-{
-	local file=$1 id start health resp
-
-	[ -f "$file" ] || die "lab: no job file $file"
-	start=$(date +%s)
-	# Not api(): a refusal's reason is in the body of the 400.
-	resp=$($PY -c 'import json, sys; print(json.dumps({"definition": open(sys.argv[1]).read()}))' "$file" |
-		local_env curl -sS --max-time 60 -H @"$LAB/auth-header" \
-			-H 'Content-Type: application/json' --data-binary @- \
-			"$URL/api/v0.2/jobs/") ||
-		die "lab: $file: cannot submit (server $URL/ down?)"
-	id=$(echo "$resp" | json 'd["job_ids"][0]' 2>/dev/null) ||
-		die "lab: $file: refused: $(echo "$resp" | head -c 1000)"
-	say "job $id submitted: $file"
-	health=$(wait_job "$id" "$2") || exit 2
-	say "job $id: Finished, $health, $(($(date +%s) - start)) s from submission ($(job_times "$id"))"
-	results "$id" || die "lab: job $id: cannot fetch its results"
-	say "job $id: $(wc -l < "$LAB/jobs/$id/results.txt") results in $LAB/jobs/$id/results.txt:"
-	summary "$LAB/jobs/$id/results.txt" | sed 's/^/  /'
-	[ "$health" = Complete ]
-}
-
-# The job that needs no kernel: LAVA runs jobs on a device, and a qemu
-# device's only boot methods boot an image; a "command" action runs one of
-# the device's user commands on the worker instead, with nothing booted.
-hello_job()
+# command_job NAME COMMAND [EXTRA]: a job of one user command of the device
+# (perf_aux_lab_hello, perf_aux_lab_sleep), nothing booted: LAVA runs jobs
+# on a device, and a qemu device's only boot methods boot an image; a
+# "command" action runs on the worker instead.  EXTRA: a line more.
+command_job()
 {
 	cat <<-EOF
 	# SPDX-License-Identifier: GPL-2.0
 	# perf_aux lab selftest: a user command of the device, nothing booted.
 	device_type: qemu
-	job_name: perf_aux lab hello
+	job_name: perf_aux lab $1
 	timeouts:
 	  job:
-	    minutes: 4
+	    minutes: 5
 	  action:
-	    minutes: 2
+	    minutes: 4
 	priority: medium
 	visibility: public
 	actions:
 	- command:
-	    name: perf_aux_lab_hello
+	    name: $2
+	${3:-}
 	EOF
 }
 
-# qemu_job DIR: lava-jobs' QEMU arm64-4k job on copies of the reference
-# build (file:// URLs) and this checkout's lava-jobs/ as a git repository,
-# as scripts/lava/check.sh fills them in.
-qemu_job()
+# check RC WHAT: one check line, "ok - lava: lab: WHAT" or "not ok - ...",
+# which scripts/check.sh counts (line_checks).
+check()
 {
-	local dir=$1 build=$PERF_AUX_CACHE/trees/${BASE:-$(default_base)}-reference/.build-arm64-4k
-
-	[ -f "$build/arch/arm64/boot/Image.gz" ] && [ -f "$build/initramfs.cpio.gz" ] ||
-		die "lab: no arm64-4k reference build in $build (make run)"
-	rm -rf "$dir"
-	mkdir -p "$dir/testdefs"
-	cp "$build/arch/arm64/boot/Image.gz" "$build/initramfs.cpio.gz" "$dir/"
-	cp -r "$PERF_AUX_ROOT/lava-jobs" "$dir/testdefs/"
-	git -C "$dir/testdefs" init -q -b main &&
-	git -C "$dir/testdefs" add -A &&
-	git -C "$dir/testdefs" -c user.name=perf_aux -c user.email=perf_aux@localhost \
-		commit -q -m "lava-jobs for the lab" &&
-	$PY "$PERF_AUX_ROOT/lava-jobs/generate.py" --out "$dir" \
-		--set "jobs.qemu-arm64-4k.kernel=file://$dir/Image.gz" \
-		--set "jobs.qemu-arm64-4k.ramdisk=file://$dir/initramfs.cpio.gz" \
-		--set "testdefs.repository=file://$dir/testdefs" \
-		--set testdefs.revision=main qemu-arm64-4k > /dev/null ||
-		die "lab: cannot render the QEMU job"
-	echo "$dir/qemu-arm64-4k.yaml"
+	if [ "$1" -eq 0 ]; then
+		echo "ok - lava: lab: $2"
+	else
+		echo "not ok - lava: lab: $2"
+		SELFTEST_BAD=1
+	fi
 }
 
+# try OUT ARGS...: submit ARGS, its output in OUT and shown as comments;
+# its exit status.  Results go to the selftest's own out directory.
+try()
+{
+	local out=$1 rc=0
+
+	shift
+	PERF_AUX_OUT=$SELFTEST submit "$@" > "$out" 2>&1 || rc=$?
+	sed 's/^/# /' "$out"
+	return $rc
+}
+
+# message OUT: submit.sh's one-line reason for failing, in OUT.
+message()
+{
+	grep -E '^(perf_aux: error: submit: |submit: infrastructure error: )' "$1" |
+		tail -1 | sed 's/^perf_aux: error: //'
+}
+
+# no_results: nothing in the selftest's out/results (a fault wrote none).
+no_results()
+{
+	[ -z "$(ls -A "$SELFTEST/results" 2>/dev/null)" ]
+}
+
+# fault WHAT STATUS PATTERN ARGS...: a fault case: submit ARGS exits
+# STATUS, says why in one line matching PATTERN, writes no results.
+fault()
+{
+	local what=$1 want=$2 pattern=$3 out rc=0 ok=0 line
+
+	shift 3
+	out=$SELFTEST/fault-$want-$(date +%s%N).out
+	try "$out" "$@" || rc=$?
+	line=$(message "$out")
+	[ "$rc" = "$want" ] && grep -qE -- "$pattern" <<< "$line" && no_results || ok=1
+	if [ $ok = 0 ]; then
+		check 0 "$what: exit $rc, \"$line\""
+	else
+		check 1 "$what: exit $rc, \"$line\" (wanted exit $want, /$pattern/, no results)"
+	fi
+}
+
+# revoked_token FILE: a token of the lab's user, created and deleted again,
+# in FILE (0600).  LAVA 2023.01's tokens have no expiry date: a revoked one
+# is the nearest to an expired one.  (Deleted by its description: the
+# secret never goes on a command line.)
+revoked_token()
+{
+	local desc="perf_aux lab selftest: revoked"
+
+	(umask 077 && manage tokens add --user "$LAB_USER" --description "$desc" > "$1") &&
+		[ -s "$1" ] &&
+		manage shell -c "from linaro_django_xmlrpc.models import AuthToken; AuthToken.objects.filter(description='$desc').delete()" > /dev/null
+}
+
+# free_port: a port above PORT where nothing listens on 127.0.0.1.
+free_port()
+{
+	local p
+
+	for p in $(seq $((PORT + 1)) $((PORT + 100))); do
+		if ! ss -Hltn "sport = :$p" | grep -q .; then
+			echo "$p"
+			return
+		fi
+	done
+	return 1
+}
+
+# job_state ID: "state health" of job ID.
+job_state()
+{
+	api "jobs/$1/" | json 'd["state"] + " " + d["health"]'
+}
+
+# worker_killed: lava-worker is killed (our daemon, by its pid file) while
+# a job runs: submit.sh's bound (LAVA_WAIT) passes, it cancels the job and
+# says so, exit 3.  Then the worker is started again: it ends the job
+# Canceled (it still knows the job's lava-run) and the devices are Idle.
+worker_killed()
+{
+	local out=$SELFTEST/worker.out pid id='' rc=0 ok=0 line state deadline start
+
+	command_job sleep perf_aux_lab_sleep > "$SELFTEST/sleep.yaml"
+	LAVA_WAIT=$KILL_WAIT PERF_AUX_OUT=$SELFTEST submit "$SELFTEST/sleep.yaml" \
+		> "$out" 2>&1 &
+	pid=$!
+	deadline=$(($(date +%s) + 120))
+	while kill -0 "$pid" 2>/dev/null && [ "$(date +%s)" -lt "$deadline" ]; do
+		[ -n "$id" ] || id=$(sed -n 's/^submit: job \([0-9]*\) submitted.*/\1/p' "$out")
+		if [ -n "$id" ] && [ "$(job_state "$id" 2>/dev/null)" = "Running Unknown" ]; then
+			say "job $id running: killing lava-worker, pid $(cat "$RUN/lava-worker.pid")"
+			kill -KILL "$(cat "$RUN/lava-worker.pid")"
+			break
+		fi
+		sleep 2
+	done
+	wait "$pid" || rc=$?
+	sed 's/^/# /' "$out"
+	line=$(message "$out")
+	[ "$rc" = 3 ] && grep -qE "not finished within $KILL_WAIT s.*canceled" <<< "$line" &&
+		no_results || ok=1
+	check $ok "lava-worker killed mid-job: exit $rc, \"$line\""
+	[ -n "$id" ] || return 0
+	# The worker back: the job ends, the devices take jobs again.
+	ok=0
+	start=$(date +%s)
+	(start_worker) > /dev/null || ok=1
+	deadline=$(($(date +%s) + 120))
+	until state=$(job_state "$id" || true); [ "${state%% *}" = Finished ] ||
+		[ "$(date +%s)" -ge "$deadline" ]; do
+		sleep 2
+	done
+	(wait_for 120 "devices $DEVICES idle" devices_idle) || ok=1
+	[ "$state" = "Finished Canceled" ] || ok=1
+	check $ok "lava-worker started again: job $id $state after $(($(date +%s) - start)) s, devices Idle"
+}
+
+# compare RUN: the lab's results of RUN against the direct run's
+# (PERF_AUX_LAB_DIRECT/RUN, default $PERF_AUX_OUT/results/RUN), case by
+# case (results.py flakes: two rounds, every case the same result).
+compare()
+{
+	local run=$1 direct=${PERF_AUX_LAB_DIRECT:-$PERF_AUX_OUT/results}/$1 ok=0 line
+
+	if ! ls "$direct"/*.ktap > /dev/null 2>&1; then
+		echo "ok - lava: lab: $run through the lab equals the direct run # SKIP no direct run in $direct"
+		return
+	fi
+	python3 "$PERF_AUX_ROOT/scripts/results.py" flakes "$SELFTEST/results/$run" \
+		"$direct" > "$SELFTEST/$run.flakes" || ok=1
+	grep -q '^lava: job ' "$SELFTEST/results/$run/source.txt" || ok=1
+	line=$(tail -1 "$SELFTEST/$run.flakes")
+	check $ok "$run through the lab equals the direct run case by case ($line)"
+	[ $ok = 0 ] || grep '^flaky' "$SELFTEST/$run.flakes" | head -20 | sed 's/^/# /'
+}
+
+# selftest_end STATUS: a selftest stopped before its end is a failed check;
+# what start started is stopped in every case.
+selftest_end()
+{
+	[ -n "$SELFTEST_DONE" ] || check 1 "selftest ended early (exit $1)"
+	cmd_stop
+}
+
+# The selftest, one check line each (scripts/check.sh's lava_lab stage):
+# the lab starts; a job needing no kernel is Complete; the fault cases
+# (a job the schema rejects, a wrong and a revoked token, no server, a
+# run whose job ends Incomplete, the worker killed mid-job) each exit
+# non-zero with one line saying why and write nothing; with "qemu" the
+# runs of PERF_AUX_LAB_RUNS (default the reference arm64-4k run of BASE)
+# through the lab, their results equal to the direct runs' case by case.
 cmd_selftest()
 {
-	local rc=0 job
+	local base=${BASE:-$(default_base)} start rc=0 port runs run build
 
-	# Whatever happens, what start started is stopped again.
-	trap cmd_stop EXIT
-	cmd_start
-	mkdir -p "$LAB/jobs"
-	hello_job > "$LAB/jobs/hello.yaml"
-	submit_job "$LAB/jobs/hello.yaml" "$HELLO_TIMEOUT" || rc=1
-	if [ "${1:-}" = qemu ]; then
-		job=$(qemu_job "$LAB/jobs/qemu-arm64-4k")
-		submit_job "$job" "$QEMU_TIMEOUT" || rc=1
+	SELFTEST_BAD=0
+	SELFTEST_DONE=
+	SELFTEST=$PERF_AUX_OUT/lab
+	trap 'selftest_end $?' EXIT
+	rm -rf "$SELFTEST"
+	mkdir -p "$SELFTEST"
+	start=$(date +%s)
+	(cmd_start) || rc=$?
+	check $rc "started in $(($(date +%s) - start)) s: lava-server, lava-worker, PostgreSQL on $URL/"
+	if [ $rc -ne 0 ]; then
+		SELFTEST_DONE=1
+		return 1
 	fi
-	return $rc
+
+	command_job hello perf_aux_lab_hello > "$SELFTEST/hello.yaml"
+	start=$(date +%s)
+	rc=0
+	LAVA_WAIT=$HELLO_WAIT try "$SELFTEST/hello.yaml.out" "$SELFTEST/hello.yaml" || rc=$?
+	check $rc "a job needing no kernel Complete, its results through the API ($(($(date +%s) - start)) s)"
+
+	command_job rejected perf_aux_lab_hello "perf_aux_not_a_key: 1" > "$SELFTEST/rejected.yaml"
+	fault "a job the server's schema rejects" 2 'refused .*HTTP 400.*extra keys not allowed' \
+		"$SELFTEST/rejected.yaml"
+	LAVA_TOKEN=perf-aux-not-a-token fault "a wrong token" 2 \
+		'refused the token \(HTTP 403: Invalid token' "$SELFTEST/hello.yaml"
+	if revoked_token "$SELFTEST/revoked-token"; then
+		LAVA_TOKEN_FILE=$SELFTEST/revoked-token fault \
+			"a revoked token (2023.01 tokens do not expire)" 2 \
+			'refused the token \(HTTP 403: Invalid token' "$SELFTEST/hello.yaml"
+	else
+		check 1 "a revoked token: cannot make one"
+	fi
+	rm -f "$SELFTEST/revoked-token"
+	if port=$(free_port); then
+		SUBMIT_URL=http://127.0.0.1:$port LAVA_TOKEN_FILE=$LAB_DIR/token fault \
+			"no server on 127.0.0.1:$port" 2 'unreachable: .*(Failed to connect|Connection refused)' \
+			"$SELFTEST/hello.yaml"
+	else
+		check 1 "no server: no free port above $PORT"
+	fi
+	build=$PERF_AUX_CACHE/trees/$base-reference/.build-arm64-4k
+	if [ -f "$build/arch/arm64/boot/Image.gz" ]; then
+		LAVA_WAIT=$HELLO_WAIT LAVA_ARTIFACTS_URL=file:///nonexistent/perf_aux fault \
+			"a run whose job ends Incomplete (its kernel's URL leads nowhere)" 3 \
+			'infrastructure error: job [0-9]+ \(reference-.*Incomplete' \
+			"reference-$base-arm64-4k"
+	else
+		echo "ok - lava: lab: a run whose job ends Incomplete # SKIP no reference arm64-4k build in $build"
+	fi
+	worker_killed
+
+	if [ "${1:-}" = qemu ]; then
+		runs=${PERF_AUX_LAB_RUNS:-reference-$base-arm64-4k}
+		start=$(date +%s)
+		rc=0
+		# shellcheck disable=SC2086
+		LAVA_WAIT=$QEMU_WAIT try "$SELFTEST/runs.out" $runs || rc=$?
+		check $rc "$runs through the lab: Complete, results collected ($(($(date +%s) - start)) s)"
+		for run in $runs; do
+			if [ -d "$SELFTEST/results/$run" ]; then
+				compare "$run"
+			else
+				check 1 "$run through the lab: no results in $SELFTEST/results/$run"
+			fi
+		done
+	fi
+	SELFTEST_DONE=1
+	return $SELFTEST_BAD
 }
 
 main()
@@ -652,9 +790,10 @@ main()
 	stop) cmd_stop ;;
 	selftest) cmd_selftest "${2:-}" ;;
 	submit)
-		[ $# -eq 2 ] || die "lab: usage: scripts/lava/lab.sh submit JOB.yaml"
-		submit_job "$2" "$QEMU_TIMEOUT" ;;
-	*) die "lab: usage: scripts/lava/lab.sh start|status|stop|selftest [qemu]|submit JOB.yaml" ;;
+		[ $# -ge 2 ] || die "lab: usage: scripts/lava/lab.sh submit RUN|JOB.yaml..."
+		shift
+		submit "$@" ;;
+	*) die "lab: usage: scripts/lava/lab.sh start|status|stop|selftest [qemu]|submit RUN|JOB.yaml..." ;;
 	esac
 }
 
