@@ -104,11 +104,12 @@ reference_run()
 	# the 1 GiB guest can hold (KUnit covers the 64K granules).
 	expect "$res" perf_aux.pagesize_test --no-failure \
 		--min-passed "$([ "$1" = arm64-64k ] && echo 2 || echo 5)"
-	trace_expectations "$1"
+	trace_expectations "$1" "$2"
 }
 
 # Trace written through the AUX mapping arrives intact on every kernel,
 # large mapping or not; SPE and TRBE are not there to test.
+# trace_expectations TARGET VARIANT
 trace_expectations()
 {
 	# 64K: a PMD buffer is 512 MiB, more than the guest can spare.
@@ -116,13 +117,22 @@ trace_expectations()
 		--min-passed "$([ "$1" = arm64-64k ] && echo 12 || echo 20)"
 	expect "$res" perf_aux.wrap_test --min-passed 6 --no-failure
 	expect "$res" perf_aux.hw_trace_test --no-failure --min-skipped 2
+	# Unmapping, closing, exiting, forking, CPU offline, thread churn
+	# while trace is written; trace on every CPU at once needs four CPUs
+	# (smp and sanitize boots), and skips on two; fault injection is in
+	# the sanitize configuration only.
+	expect "$res" perf_aux.teardown_test --min-passed 6 --no-failure
+	expect "$res" perf_aux.smp_test --no-failure \
+		--min-passed "$([ "$(variant_cpus "$2")" -ge 4 ] && echo 4 || echo 0)"
+	expect "$res" perf_aux.fault_test --no-failure \
+		--min-passed "$([ "$2" = sanitize ] && echo 4 || echo 0)"
 }
 
 reference_variants()
 {
 	local variant
 
-	for variant in default strict nohugevmalloc ptdump hugetlb module; do
+	for variant in default strict nohugevmalloc ptdump hugetlb module smp; do
 		reference_run arm64-4k "$variant"
 	done
 	module_compare
@@ -265,7 +275,7 @@ stock_runs()
 {
 	run_job stock arm64-4k default
 	stock_expectations
-	trace_expectations arm64-4k
+	trace_expectations arm64-4k default
 	# shellcheck disable=SC2086
 	run_job stock arm64-4k strict ${STOCK_STRICT_ARGS:-}
 	expect "$res" vmap_granule --failure
@@ -432,21 +442,25 @@ run_mutants()
 	each_mutant "$dir" mutant kernel_mutant "$@"
 }
 
-# module_mutant PATCH NAME RES LOG: the trace integrity or wrap kselftests
-# fail on the mutant synthetic PMU.
+# module_mutant PATCH NAME RES LOG: a kselftest fails on the mutant
+# synthetic PMU: the patch's "Killed-by: perf_aux.<test>" lines (by
+# default the trace integrity or wrap test), on its "Boot: <variant>" (by
+# default the default boot).
 module_mutant()
 {
-	local suite line
+	local suite line suites variant
 	local -a peer_off=()
 
+	suites=$(sed -n 's/^Killed-by: perf_aux\.//p' "$1")
+	variant=$(sed -n 's/^Boot: //p' "$1")
 	[ "${PERF_AUX_PEERS:-0}" != 1 ] || peer_off=("$PEER_OFF")
 	mutant_build "$1" default "$4-kunit.log" "${peer_off[@]}" || return 0
-	"$PERF_AUX_ROOT/scripts/kselftest.sh" mutant arm64-4k default \
+	"$PERF_AUX_ROOT/scripts/kselftest.sh" mutant arm64-4k "${variant:-default}" \
 		"$4-kselftest.log" "${peer_off[@]}" \
 		${MODULE_MUTANT_TESTS:+"$MODULE_MUTANT_TESTS"} \
 		> /dev/null 2>&1 || true
 	$RESULTS kselftest "$4-kselftest.log" "$3"
-	for suite in integrity_test wrap_test; do
+	for suite in ${suites:-integrity_test wrap_test}; do
 		line=$($RESULTS expect "$3" "perf_aux.$suite" --failure) &&
 			break
 	done

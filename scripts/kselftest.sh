@@ -71,10 +71,10 @@ modules_list()
 
 boot()
 {
-	local target=$1 build=$2 initrd=$3 log=$4 cmdline
+	local target=$1 build=$2 initrd=$3 log=$4 cpus=$5 cmdline
 	local -a qemu
 
-	shift 4
+	shift 5
 	cmdline="panic=-1 kunit.enable=0 rdinit=/init $*"
 	case "$target" in
 	arm64-*)
@@ -87,7 +87,7 @@ boot()
 		      -append "console=ttyS0 $cmdline")
 		;;
 	esac
-	timeout 1200 "${qemu[@]}" -nodefaults -m 1024 -smp 2 -initrd "$initrd" \
+	timeout 1200 "${qemu[@]}" -nodefaults -m 1024 -smp "$cpus" -initrd "$initrd" \
 		-no-reboot -nographic -serial stdio < /dev/null > "$log" 2>&1
 }
 
@@ -121,7 +121,8 @@ main()
 		> "$build/initramfs.cpio.gz"
 	# shellcheck disable=SC2046
 	stage "boot kselftests $(result_name "$name" "$(run_base)" "$target" "$variant")" \
-		boot "$target" "$build" "$build/initramfs.cpio.gz" "$log" "$@" \
+		boot "$target" "$build" "$build/initramfs.cpio.gz" "$log" \
+		"$(variant_cpus "$variant")" "$@" \
 		$(variant_args "$variant")
 	grep -q '^PERF_AUX: ' "$log" || {
 		tail -30 "$log"

@@ -20,7 +20,7 @@ PERF_AUX_KERNELS="reference stock"
 # change a sysctl fail on purpose (scripts/initramfs/init); module builds
 # lib/test_aux_pmu.c as a module, which the kselftests load themselves.
 PERF_AUX_VARIANTS="default strict nohugevmalloc hugetlb ptdump sanitize
-	module nonroot fail_setup"
+	module nonroot fail_setup smp"
 # perf/aux "Allocate non-contiguous AUX pages by default" reached Debian 6.12
 # in 6.12.113; older sources lack PERF_PMU_CAP_AUX_PREFER_LARGE.
 PERF_AUX_MIN_DEBIAN=6.12.113
@@ -134,6 +134,16 @@ variant_args()
 	fail_setup)
 		echo perf_aux.fail_setup \
 			perf_aux.tests=perf_aux:pagesize_test,perf_aux:map_test ;;
+	esac
+}
+
+# The CPUs of a variant's kselftest boot: smp traces on four at once
+# (smp_test), and sanitize runs the same under KASAN and lockdep.
+variant_cpus()
+{
+	case "$1" in
+	smp | sanitize) echo 4 ;;
+	*) echo 2 ;;
 	esac
 }
 

@@ -214,6 +214,8 @@ run_parts()
 	esac
 	[ -z "$(variant_args "$variant")" ] ||
 		die "submit: $run: VARIANT=$variant adds boot parameters, which the LAVA jobs do not pass"
+	[ "$(variant_cpus "$variant")" = 2 ] ||
+		die "submit: $run: VARIANT=$variant boots $(variant_cpus "$variant") CPUs, the LAVA jobs 2"
 	echo "$kernel $base $target $variant"
 }
 

@@ -185,7 +185,7 @@ long mem_available_kb(void)
 }
 
 /* get_order(): the order of the smallest block of pages holding @bytes. */
-static int get_order_ul(unsigned long bytes)
+int get_order_ul(unsigned long bytes)
 {
 	unsigned long pages = (bytes + page_size() - 1) / page_size();
 
@@ -313,38 +313,49 @@ int aux_event_open(int type, unsigned long watermark)
 	return sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-/*
- * Maps a data area of 1 + AUX_DATA_PAGES pages and an AUX area of
- * @aux_pages right after it, read-only in snapshot mode.  Returns 0 or
- * -errno of the failing step.
- */
-int aux_buffer_map(struct aux_buffer *b, int fd, unsigned long aux_pages,
-		   bool snapshot)
+/* Maps the data area of @fd: 1 + AUX_DATA_PAGES pages.  0 or -errno. */
+int aux_data_map(struct aux_buffer *b, int fd)
 {
-	struct perf_event_mmap_page *up;
-	int prot = PROT_READ | (snapshot ? 0 : PROT_WRITE);
-
 	memset(b, 0, sizeof(*b));
 	b->fd = fd;
 	b->data_size = (1 + AUX_DATA_PAGES) * page_size();
-	b->aux_size = aux_pages * page_size();
 	b->base = mmap(NULL, b->data_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		       fd, 0);
 	if (b->base == MAP_FAILED) {
 		b->base = NULL;
 		return -errno;
 	}
-	up = b->base;
+	return 0;
+}
+
+/*
+ * Maps an AUX area of @aux_pages right after the data area, read-only in
+ * snapshot mode: where the kernel allocates and vmap()s the AUX pages.
+ * 0 or -errno.
+ */
+int aux_area_map(struct aux_buffer *b, unsigned long aux_pages, bool snapshot)
+{
+	struct perf_event_mmap_page *up = b->base;
+	int prot = PROT_READ | (snapshot ? 0 : PROT_WRITE);
+
+	b->aux_size = aux_pages * page_size();
 	up->aux_offset = b->data_size;
 	up->aux_size = b->aux_size;
-	b->aux = mmap(NULL, b->aux_size, prot, MAP_SHARED, fd, b->data_size);
+	b->aux = mmap(NULL, b->aux_size, prot, MAP_SHARED, b->fd, b->data_size);
 	if (b->aux == MAP_FAILED) {
 		b->aux = NULL;
 		return -errno;
 	}
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &b->id))
+	if (ioctl(b->fd, PERF_EVENT_IOC_ID, &b->id))
 		return -errno;
 	return 0;
+}
+
+/* Both areas of @fd.  Returns 0 or -errno of the failing step. */
+int aux_buffer_map(struct aux_buffer *b, int fd, unsigned long aux_pages,
+		   bool snapshot)
+{
+	return aux_data_map(b, fd) ?: aux_area_map(b, aux_pages, snapshot);
 }
 
 void aux_buffer_unmap(struct aux_buffer *b)
@@ -435,4 +446,58 @@ int kmsg_warnings(int fd)
 			warnings++;
 	}
 	return warnings;
+}
+
+/*
+ * The most translation entries the rules allow for AUX chunks of @orders,
+ * in their order.  Each chunk is naturally aligned in physical memory, so
+ * it can take a granule wherever its offset in an area aligned to the
+ * largest granule is aligned to that granule too: after a fallback, later
+ * chunks may be left with cont-PTE blocks, never fewer.  Chunks that
+ * happen to be contiguous with each other may do better.  @pmd_pages 0:
+ * no PMD blocks; @cont_pages 0: no PTE-level blocks.
+ */
+unsigned long chunk_entries(const int *orders, int n, unsigned long pmd_pages,
+			    unsigned long cont_pages)
+{
+	unsigned long off = 0, entries = 0, pages, g;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		pages = 1UL << orders[i];
+		g = 1;
+		if (pmd_pages && pages >= pmd_pages && !(off % pmd_pages))
+			g = pmd_pages;
+		else if (cont_pages > 1 && pages >= cont_pages &&
+			 !(off % cont_pages))
+			g = cont_pages;
+		entries += pages / g;
+		off += pages;
+	}
+	return entries;
+}
+
+/* vmaps of the synthetic AUX PMUs in /proc/vmallocinfo; -1: unreadable. */
+int module_vmaps(void)
+{
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += !!strstr(line, AUX_VMAP_CALLER);
+	fclose(f);
+	return n;
+}
+
+/* Frees are done by the time close() returns; a bound all the same. */
+int module_vmaps_settled(int want)
+{
+	int n, tries = 100;
+
+	while ((n = module_vmaps()) != want && --tries)
+		usleep(10000);
+	return n;
 }

@@ -49,6 +49,7 @@ static inline int ilog2_ul(unsigned long v)
 
 int pmu_type(const char *name);
 int max_page_order(void);
+int get_order_ul(unsigned long bytes);
 int pmu_format_set(const char *pmu, const char *field, __u64 value,
 		   struct perf_event_attr *attr);
 bool aux_setup_failure_forced(void);
@@ -74,6 +75,13 @@ struct aux_report {
 
 int aux_report_read(unsigned long long id, struct aux_report *r);
 int aux_report_orders(const char *chunks, int *orders, int max);
+unsigned long chunk_entries(const int *orders, int n, unsigned long pmd_pages,
+			    unsigned long cont_pages);
+
+/* The synthetic PMUs' vmap() call site, as /proc/vmallocinfo names it. */
+#define AUX_VMAP_CALLER "aux_test_setup_aux"
+int module_vmaps(void);
+int module_vmaps_settled(int want);
 
 /* An open AUX event with its data and AUX areas mapped. */
 struct aux_buffer {
@@ -99,6 +107,8 @@ int aux_event_open(int type, unsigned long watermark);
  */
 #define AUX_DATA_PAGES 16
 
+int aux_data_map(struct aux_buffer *b, int fd);
+int aux_area_map(struct aux_buffer *b, unsigned long aux_pages, bool snapshot);
 int aux_buffer_map(struct aux_buffer *b, int fd, unsigned long aux_pages,
 		   bool snapshot);
 void aux_buffer_unmap(struct aux_buffer *b);

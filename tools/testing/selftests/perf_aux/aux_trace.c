@@ -118,6 +118,24 @@ int trace_open(struct trace_consumer *tc, enum aux_caps caps,
 	       const struct gen_config *cfg, unsigned long nr_pages,
 	       bool snapshot, int cpu)
 {
+	int ret = trace_open_event(tc, caps, cfg, nr_pages, snapshot, cpu);
+
+	if (!ret)
+		ret = aux_area_map(&tc->b, nr_pages, snapshot);
+	if (ret)
+		trace_close(tc);
+	return ret;
+}
+
+/*
+ * The generating event on @cpu with its data area mapped, the AUX area not
+ * yet: where the kernel allocates the AUX pages, for a caller that wants
+ * to be between the two (fault_test).
+ */
+int trace_open_event(struct trace_consumer *tc, enum aux_caps caps,
+		     const struct gen_config *cfg, unsigned long nr_pages,
+		     bool snapshot, int cpu)
+{
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
 		.disabled = 1,
@@ -141,12 +159,9 @@ int trace_open(struct trace_consumer *tc, enum aux_caps caps,
 	fd = sys_perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	ret = aux_buffer_map(&tc->b, fd, nr_pages, snapshot);
-	if (ret) {
-		aux_buffer_unmap(&tc->b);
-		close(fd);
-		tc->b.fd = -1;
-	}
+	ret = aux_data_map(&tc->b, fd);
+	if (ret)
+		trace_close(tc);
 	return ret;
 }
 

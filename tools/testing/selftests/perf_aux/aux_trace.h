@@ -60,6 +60,9 @@ struct trace_consumer {
 int trace_open(struct trace_consumer *tc, enum aux_caps caps,
 	       const struct gen_config *cfg, unsigned long nr_pages,
 	       bool snapshot, int cpu);
+int trace_open_event(struct trace_consumer *tc, enum aux_caps caps,
+		     const struct gen_config *cfg, unsigned long nr_pages,
+		     bool snapshot, int cpu);
 void trace_close(struct trace_consumer *tc);
 
 static inline struct perf_event_mmap_page *

@@ -549,21 +549,6 @@ TEST_F(aux_mlock, beyond_limit_without_privilege)
 	close(fd);
 }
 
-/* Lines of /proc/vmallocinfo made by the synthetic PMUs' setup_aux(). */
-static int test_pmu_vmaps(void)
-{
-	char line[512];
-	int n = 0;
-	FILE *f = fopen("/proc/vmallocinfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n += !!strstr(line, "aux_test_setup_aux");
-	fclose(f);
-	return n;
-}
-
 #define LOOPS 1000
 #define LOOP_PAGES 64
 
@@ -603,7 +588,7 @@ TEST_F_TIMEOUT(aux_loops, map_unmap_leaves_nothing, 300)
 	if (type < 0)
 		SKIP(return, NO_TEST_PMU);
 	kmsg = kmsg_open_at_end();
-	vmaps = test_pmu_vmaps();
+	vmaps = module_vmaps();
 	before_kb = settled_available_kb();
 	for (i = 0; i < LOOPS; i++) {
 		fd = aux_event_open(type, 0);
@@ -613,7 +598,7 @@ TEST_F_TIMEOUT(aux_loops, map_unmap_leaves_nothing, 300)
 		close(fd);
 	}
 	after_kb = settled_available_kb();
-	EXPECT_EQ(vmaps, test_pmu_vmaps());
+	EXPECT_EQ(vmaps, module_vmaps());
 	/*
 	 * Per-CPU page lists and page tables make MemAvailable move by a few
 	 * MiB; a leak of a tenth of each loop's buffer would show 1000 times.

@@ -234,7 +234,7 @@ static unsigned long least_entries(unsigned long pages, unsigned long pmd_pages,
 
 TEST_F(aux_pagesize, vmap_in_vmallocinfo)
 {
-	unsigned long start = vmallocinfo_find("aux_test_setup_aux", self->size);
+	unsigned long start = vmallocinfo_find(AUX_VMAP_CALLER, self->size);
 
 	ASSERT_NE(0, start);
 	EXPECT_EQ(self->report.base, start);
@@ -287,35 +287,6 @@ TEST_F(aux_pagesize, large_chunks_mapped_large)
 		       self->report.chunks, self->report.entries,
 		       self->size / page_size());
 	}
-}
-
-/*
- * The most translation entries the rules allow for the chunks the AUX
- * allocator gave, in their order.  Each chunk is naturally aligned in
- * physical memory, so it can take a granule wherever its offset in an area
- * aligned to the largest granule is aligned to that granule too: after a
- * fallback, later chunks may be left with cont-PTE blocks, never fewer.
- * Chunks that happen to be contiguous with each other may do better.
- */
-static unsigned long chunk_entries(const int *orders, int n,
-				   unsigned long pmd_pages,
-				   unsigned long cont_pages)
-{
-	unsigned long off = 0, entries = 0, pages, g;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		pages = 1UL << orders[i];
-		g = 1;
-		if (pmd_pages && pages >= pmd_pages && !(off % pmd_pages))
-			g = pmd_pages;
-		else if (cont_pages > 1 && pages >= cont_pages &&
-			 !(off % cont_pages))
-			g = cont_pages;
-		entries += pages / g;
-		off += pages;
-	}
-	return entries;
 }
 
 /*

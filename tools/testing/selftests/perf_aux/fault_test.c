@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The AUX buffer under the kernel's own fault injection, as SPE and TRBE
+ * get it after days of uptime: high-order allocations fail.
+ *
+ * fail_page_alloc (CONFIG_FAIL_PAGE_ALLOC) fails every allocation of this
+ * task from an order down (min-order), for each order from MAX_PAGE_ORDER
+ * down to 1: PREFER_LARGE buffers still map, their chunks follow the
+ * fallback rule under the injected ceiling (read from the module's report,
+ * never assumed), their vmap takes no more translation entries than those
+ * chunks allow, and trace written through a mixed-order buffer checks out.
+ * NO_SG snapshot buffers that cannot get one chunk fail with ENOMEM.  Through
+ * /proc/thread-self/fail-nth every fault point the AUX mmap() reaches fails
+ * in turn (the pointer array's kmalloc included, CONFIG_FAILSLAB): the
+ * mmap() fails with ENOMEM or copes.  After each, nothing is left mapped
+ * and the kernel log holds no warning.
+ */
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "../kselftest_harness.h"
+#include "aux_trace.h"
+
+#define FAIL_PAGE_ALLOC "/sys/kernel/debug/fail_page_alloc"
+#define FAILSLAB "/sys/kernel/debug/failslab"
+#define NO_FAULT_INJECTION "no fail_page_alloc and failslab in debugfs"
+#define MAX_CHUNKS 8192
+
+static int fault_attr(const char *dir, const char *attr, long v)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, attr);
+	return sysctl_write(path, v);
+}
+
+/*
+ * Sleeping allocations are exempt by default (ignore-gfp-wait): AUX pages
+ * are GFP_KERNEL.  Failures are quiet (verbose 0): a stack dump for each
+ * would flood the log the tests read for warnings.
+ */
+static int injection_setup(void)
+{
+	return fault_attr(FAIL_PAGE_ALLOC, "ignore-gfp-wait", 0) ?:
+	       fault_attr(FAIL_PAGE_ALLOC, "verbose", 0) ?:
+	       fault_attr(FAIL_PAGE_ALLOC, "task-filter", 1) ?:
+	       fault_attr(FAILSLAB, "ignore-gfp-wait", 0) ?:
+	       fault_attr(FAILSLAB, "verbose", 0) ?:
+	       fault_attr(FAILSLAB, "task-filter", 1) ?:
+	       sysctl_write("/proc/self/make-it-fail", 1);
+}
+
+/* The documented defaults back, whatever failed. */
+static void injection_restore(void)
+{
+	fault_attr(FAIL_PAGE_ALLOC, "probability", 0);
+	fault_attr(FAIL_PAGE_ALLOC, "min-order", 1);
+	fault_attr(FAIL_PAGE_ALLOC, "ignore-gfp-wait", 1);
+	fault_attr(FAIL_PAGE_ALLOC, "task-filter", 0);
+	fault_attr(FAIL_PAGE_ALLOC, "verbose", 2);
+	fault_attr(FAILSLAB, "ignore-gfp-wait", 1);
+	fault_attr(FAILSLAB, "task-filter", 0);
+	fault_attr(FAILSLAB, "verbose", 2);
+	sysctl_write("/proc/self/make-it-fail", 0);
+}
+
+/* Every page allocation of this task of @min_order or more fails. */
+static int fail_orders_from(int min_order)
+{
+	return fault_attr(FAIL_PAGE_ALLOC, "min-order", min_order) ?:
+	       fault_attr(FAIL_PAGE_ALLOC, "times", -1) ?:
+	       fault_attr(FAIL_PAGE_ALLOC, "interval", 1) ?:
+	       fault_attr(FAIL_PAGE_ALLOC, "space", 0) ?:
+	       fault_attr(FAIL_PAGE_ALLOC, "probability", 100);
+}
+
+static int fail_orders_off(void)
+{
+	return fault_attr(FAIL_PAGE_ALLOC, "probability", 0);
+}
+
+FIXTURE(fault) {
+	int kmsg;
+	int vmaps;
+	int type;
+	unsigned long pages;	/* a buffer whose chunks may reach the top */
+	bool injecting;
+};
+
+FIXTURE_SETUP(fault)
+{
+	int max = max_page_order();
+
+	self->kmsg = -1;
+	self->injecting = false;
+	self->type = pmu_type(aux_pmu_names[CAPS_LARGE]);
+	if (self->type < 0)
+		SKIP(return, NO_TEST_PMU);
+	if (geteuid())
+		SKIP(return, NOT_ROOT);
+	if (access(FAIL_PAGE_ALLOC, F_OK) || access(FAILSLAB, F_OK))
+		SKIP(return, NO_FAULT_INJECTION);
+	self->vmaps = module_vmaps();
+	ASSERT_LE(0, self->vmaps);
+	/* 2^MAX_PAGE_ORDER pages, or what a quarter of memory holds. */
+	self->pages = 1UL << max;
+	while (self->pages * page_size() / 1024 >
+	       (unsigned long)mem_available_kb() / 4)
+		self->pages /= 2;
+	self->kmsg = kmsg_open_at_end();
+	/* Last: the harness runs no teardown after a failed setup. */
+	self->injecting = true;
+	if (injection_setup()) {
+		injection_restore();
+		ASSERT_TRUE(false)
+			TH_LOG("cannot set up fault injection in debugfs");
+	}
+}
+
+FIXTURE_TEARDOWN(fault)
+{
+	if (self->injecting)
+		injection_restore();
+	EXPECT_EQ(self->vmaps, module_vmaps_settled(self->vmaps));
+	EXPECT_EQ(0, kmsg_warnings(self->kmsg));
+	if (self->kmsg >= 0)
+		close(self->kmsg);
+}
+
+/*
+ * The fallback rule on what the allocator gave: each chunk is at most the
+ * unfaulted ceiling, what is left, and below the injected order; the first
+ * is exactly that (nothing else fails in a fresh guest), and the chunks
+ * cover the buffer.  Returns the number of chunks, -1 on a violation.
+ */
+static int check_fallback(struct __test_metadata *_metadata,
+			  const struct aux_report *r, unsigned long pages,
+			  int ceiling, int below, int *orders)
+{
+	unsigned long left = pages;
+	int n = aux_report_orders(r->chunks, orders, MAX_CHUNKS), i, bound;
+
+	for (i = 0; i < n; i++) {
+		bound = ilog2_ul(left);
+		if (bound > ceiling)
+			bound = ceiling;
+		if (bound >= below)
+			bound = below - 1;
+		if (orders[i] > bound || (!i && orders[i] != bound)) {
+			TH_LOG("chunk %d of %s: order %d, the rule allows %d",
+			       i, r->chunks, orders[i], bound);
+			return -1;
+		}
+		left -= 1UL << orders[i];
+	}
+	if (left) {
+		TH_LOG("chunks %s leave %lu of %lu pages out", r->chunks, left,
+		       pages);
+		return -1;
+	}
+	return n;
+}
+
+/*
+ * The buffer's pointer array (a kcalloc() of a pointer per page) must not
+ * itself be an allocation of @order or more: halve the buffer until not.
+ */
+static unsigned long pages_below(unsigned long pages, int order)
+{
+	while (pages > 1 && get_order_ul(pages * sizeof(void *)) >= order)
+		pages /= 2;
+	return pages;
+}
+
+TEST_F_TIMEOUT(fault, every_order_falls_back, 120)
+{
+	int max = max_page_order(), ceiling, order, n, fd, ret;
+	static int orders[MAX_CHUNKS];
+	unsigned long pages;
+	struct aux_buffer b;
+	struct aux_report r;
+
+	for (order = max; order >= 1; order--) {
+		pages = pages_below(self->pages, order);
+		/* The watermark is the buffer: chunks may be as large. */
+		n = aux_model_orders(CAPS_LARGE, false, pages,
+				     pages * page_size(), orders, MAX_CHUNKS);
+		ASSERT_LT(0, n);
+		ceiling = orders[0];
+		fd = aux_event_open(self->type, pages * page_size());
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, aux_data_map(&b, fd));
+		ASSERT_EQ(0, fail_orders_from(order));
+		ret = aux_area_map(&b, pages, false);
+		ASSERT_EQ(0, fail_orders_off());
+		/*
+		 * With every allocation above order 0 failing, some other
+		 * allocation of the path may be what fails: a clean ENOMEM
+		 * (the teardown checks that nothing is left).
+		 */
+		if (order == 1 && ret == -ENOMEM) {
+			TH_LOG("orders from 1 failing: ENOMEM");
+			aux_buffer_unmap(&b);
+			close(fd);
+			continue;
+		}
+		ASSERT_EQ(0, ret)
+			TH_LOG("orders from %d failing: %s", order, strerror(-ret));
+		ASSERT_EQ(0, aux_report_read(b.id, &r));
+		n = check_fallback(_metadata, &r, pages, ceiling, order,
+				   orders);
+		EXPECT_LT(0, n);
+		if (n > 0) {
+			EXPECT_GE(chunk_entries(orders, n,
+						pmd_bytes() / page_size(),
+						r.cont_pages), r.entries)
+				TH_LOG("chunks %s: %lu translation entries",
+				       r.chunks, r.entries);
+		}
+		TH_LOG("orders from %d failing: chunks %s, entries %lu", order,
+		       r.chunks, r.entries);
+		aux_buffer_unmap(&b);
+		close(fd);
+	}
+}
+
+/*
+ * A buffer whose first chunks fell back to single pages: trace written
+ * through it checks out, over four wraps, as on any buffer.
+ */
+TEST_F_TIMEOUT(fault, mixed_orders_carry_trace, 180)
+{
+	struct gen_config cfg = {
+		.mode = GEN_SPE, .words = 6, .align_log2 = 6,
+		.period_ns = 500000,
+	};
+	unsigned long pages = pages_below(self->pages, 1);
+	struct trace_consumer tc;
+	struct aux_report r;
+	int ret;
+
+	if (pages * page_size() > 4UL << 20)
+		pages = (4UL << 20) / page_size();
+	cfg.burst = pages * page_size() / 4 / gen_record_bytes(&cfg) ?: 1;
+	ASSERT_EQ(0, trace_open_event(&tc, CAPS_LARGE, &cfg, pages, false,
+				      trace_pick_cpus()));
+	/* Sixteen chunks' worth of failures down to order 0, then none. */
+	ASSERT_EQ(0, fault_attr(FAIL_PAGE_ALLOC, "min-order", 1));
+	ASSERT_EQ(0, fault_attr(FAIL_PAGE_ALLOC, "times",
+				16 * ilog2_ul(pages)));
+	ASSERT_EQ(0, fault_attr(FAIL_PAGE_ALLOC, "space", 0));
+	ASSERT_EQ(0, fault_attr(FAIL_PAGE_ALLOC, "probability", 100));
+	ret = aux_area_map(&tc.b, pages, false);
+	ASSERT_EQ(0, fail_orders_off());
+	ASSERT_EQ(0, ret)
+		TH_LOG("mapping with failures injected: %s", strerror(-ret));
+	ASSERT_EQ(0, aux_report_read(tc.b.id, &r));
+	TH_LOG("chunks %s: entries %lu", r.chunks, r.entries);
+	/* Single pages first, then a large chunk: what fallbacks leave. */
+	EXPECT_EQ(0, strncmp(r.chunks, "0x", 2));
+	EXPECT_NE(NULL, strchr(r.chunks, ','));
+	ASSERT_EQ(0, ioctl(tc.b.fd, PERF_EVENT_IOC_ENABLE, 0));
+	ret = trace_finish(&tc, trace_consume(&tc, 0, 4, 120));
+	TH_LOG("%llu bytes checked, %llu wraps", (unsigned long long)tc.bytes,
+	       (unsigned long long)tc.wraps);
+	EXPECT_EQ(0, ret)
+		TH_LOG("%s", tc.err);
+	trace_close(&tc);
+}
+
+/*
+ * A snapshot (overwrite) buffer of a NO_SG PMU must be one chunk: without
+ * it, ENOMEM and nothing left behind.
+ */
+TEST_F(fault, nosg_without_one_chunk)
+{
+	int type = pmu_type(aux_pmu_names[CAPS_NOSG]), order, fd, ret;
+	unsigned long pages = pages_below(self->pages, 1);
+	struct aux_buffer b;
+
+	ASSERT_LE(0, type);
+	for (order = ilog2_ul(pages); order >= 1; order--) {
+		fd = aux_event_open(type, 0);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, aux_data_map(&b, fd));
+		ASSERT_EQ(0, fail_orders_from(order));
+		ret = aux_area_map(&b, pages, true);
+		ASSERT_EQ(0, fail_orders_off());
+		EXPECT_EQ(-ENOMEM, ret)
+			TH_LOG("orders from %d failing", order);
+		aux_buffer_unmap(&b);
+		close(fd);
+		EXPECT_EQ(self->vmaps, module_vmaps_settled(self->vmaps));
+	}
+}
+
+static int fail_nth(long n)
+{
+	return sysctl_write("/proc/thread-self/fail-nth", n);
+}
+
+/*
+ * Every fault point the AUX mmap() reaches fails once, in turn, until one
+ * past the last: ENOMEM, or a fallback that copes; never another errno,
+ * never a leak.  fail-nth reads 0 after the call when it was used.
+ */
+TEST_F_TIMEOUT(fault, each_allocation_of_mmap_fails, 120)
+{
+	unsigned long pages = 2 * pmd_bytes() / page_size();
+	int nth, fd, ret, failed = 0, coped = 0;
+	struct aux_buffer b;
+
+	if (pages > self->pages)
+		pages = self->pages;
+	for (nth = 1; nth < 1000; nth++) {
+		fd = aux_event_open(self->type, 0);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, aux_data_map(&b, fd));
+		ASSERT_EQ(0, fail_nth(nth));
+		ret = aux_area_map(&b, pages, false);
+		if (sysctl_read("/proc/thread-self/fail-nth") != 0) {
+			fail_nth(0);
+			aux_buffer_unmap(&b);
+			close(fd);
+			break;
+		}
+		if (ret) {
+			EXPECT_EQ(-ENOMEM, ret)
+				TH_LOG("fault point %d: %s", nth, strerror(-ret));
+			failed++;
+		} else {
+			coped++;
+		}
+		aux_buffer_unmap(&b);
+		close(fd);
+		EXPECT_EQ(self->vmaps, module_vmaps_settled(self->vmaps))
+			TH_LOG("fault point %d: a vmap left behind", nth);
+	}
+	TH_LOG("%d fault points: mmap() failed at %d, coped with %d", nth - 1,
+	       failed, coped);
+	EXPECT_LT(1, nth);
+	EXPECT_LT(0, failed);
+}
+
+TEST_HARNESS_MAIN
