@@ -75,6 +75,7 @@ main()
 	for c in "$PERF_AUX_ROOT"/lib/tests/.kunitconfig \
 		 "$PERF_AUX_ROOT"/mm/tests/.kunitconfig \
 		 "$PERF_AUX_ROOT/scripts/config/boot.config" \
+		 "$PERF_AUX_ROOT/scripts/config/arch-$arch.config" \
 		 $(peers_config "$name") \
 		 "$PERF_AUX_ROOT/scripts/config/$target.config" \
 		 $(variant_config "$variant"); do
