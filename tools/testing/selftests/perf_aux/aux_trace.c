@@ -15,6 +15,20 @@
 #include "../kselftest.h"
 #include "aux_trace.h"
 
+/*
+ * Records per tick for a buffer of @bytes: a quarter of it, at most 256 KiB
+ * of interrupt (without high-resolution timers a tick is a jiffy), so that
+ * wraps take the same ticks at every page size.
+ */
+unsigned int gen_quarter_burst(const struct gen_config *c, size_t bytes)
+{
+	size_t tick = bytes / 4;
+
+	if (tick > 256 << 10)
+		tick = 256 << 10;
+	return tick / gen_record_bytes(c) ?: 1;
+}
+
 size_t gen_record_bytes(const struct gen_config *c)
 {
 	if (c->mode == GEN_SPE)

@@ -34,6 +34,7 @@ struct gen_config {
 			 PERF_AUX_FLAG_COLLISION)
 
 size_t gen_record_bytes(const struct gen_config *c);
+unsigned int gen_quarter_burst(const struct gen_config *c, size_t bytes);
 
 struct trace_consumer {
 	struct aux_buffer b;

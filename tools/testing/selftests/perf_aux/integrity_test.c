@@ -146,7 +146,7 @@ FIXTURE_VARIANT_ADD(integrity, large_spe_pmd_words255) {
 FIXTURE_SETUP(integrity)
 {
 	unsigned long pages = aux_pages(variant->size);
-	size_t bytes = pages * page_size(), tick = bytes / 4;
+	size_t bytes = pages * page_size();
 	struct gen_config cfg = {
 		.mode = variant->mode,
 		.words = variant->words,
@@ -163,13 +163,7 @@ FIXTURE_SETUP(integrity)
 		SKIP(return, NO_MEMORY);
 	if (!cpu_events_allowed())
 		SKIP(return, NO_PERFMON);
-	/*
-	 * A quarter of the buffer per tick, at most 256 KiB of interrupt:
-	 * without high-resolution timers a tick is a jiffy.
-	 */
-	if (tick > 256 << 10)
-		tick = 256 << 10;
-	cfg.burst = tick / gen_record_bytes(&cfg) ?: 1;
+	cfg.burst = gen_quarter_burst(&cfg, bytes);
 	self->kmsg = kmsg_open_at_end();
 	ret = trace_open(&self->tc, variant->caps, &cfg, pages, false,
 			 trace_pick_cpus());

@@ -56,7 +56,7 @@ FIXTURE_VARIANT_ADD(smp, none_trbe_16p) {
 FIXTURE_SETUP(smp)
 {
 	unsigned long pages = aux_pages(variant->size);
-	size_t bytes = pages * page_size(), tick = bytes / 4;
+	size_t bytes = pages * page_size();
 	struct gen_config cfg = {
 		.mode = variant->mode,
 		.words = 6,
@@ -81,10 +81,7 @@ FIXTURE_SETUP(smp)
 		SKIP(return, FEW_CPUS);
 	if (self->nr * bytes / 1024 > (unsigned long)mem_available_kb() / 2)
 		SKIP(return, NO_MEMORY);
-	/* As integrity_test: a quarter of a buffer per tick, at most 256K. */
-	if (tick > 256 << 10)
-		tick = 256 << 10;
-	cfg.burst = tick / gen_record_bytes(&cfg) ?: 1;
+	cfg.burst = gen_quarter_burst(&cfg, bytes);
 	self->tc = calloc(self->nr, sizeof(*self->tc));
 	ASSERT_NE(NULL, self->tc);
 	for (i = 0; i < self->nr; i++)

@@ -66,18 +66,14 @@ FIXTURE_TEARDOWN(teardown)
 
 /*
  * A generator writing into a fresh PREFER_LARGE buffer on @cpu, a quarter
- * of it per tick (at most 256K, as integrity_test): wraps take the same
- * ticks at every page size.
+ * of it per tick (gen_quarter_burst()).
  */
 static int writing(struct trace_consumer *tc, unsigned long pages, int cpu)
 {
 	struct gen_config cfg = gen_spe;
-	size_t tick = pages * page_size() / 4;
 	int ret;
 
-	if (tick > 256 << 10)
-		tick = 256 << 10;
-	cfg.burst = tick / gen_record_bytes(&cfg) ?: 1;
+	cfg.burst = gen_quarter_burst(&cfg, pages * page_size());
 	ret = trace_open(tc, CAPS_LARGE, &cfg, pages, false, cpu);
 
 	if (!ret && ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0))
