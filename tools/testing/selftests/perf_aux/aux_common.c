@@ -169,19 +169,28 @@ int max_page_order(void)
 	return cols;
 }
 
-long mem_available_kb(void)
+/* Field @field of /proc/meminfo in kB ("MemFree"), or -1. */
+long meminfo_kb(const char *field)
 {
-	char line[256];
-	long kb = -1;
+	char line[256], name[64];
+	long kb = -1, v;
 	FILE *f = fopen("/proc/meminfo", "r");
 
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %ld kB", &kb) == 1)
+		if (sscanf(line, "%63[^:]: %ld kB", name, &v) == 2 &&
+		    !strcmp(name, field)) {
+			kb = v;
 			break;
+		}
 	fclose(f);
 	return kb;
+}
+
+long mem_available_kb(void)
+{
+	return meminfo_kb("MemAvailable");
 }
 
 /* get_order(): the order of the smallest block of pages holding @bytes. */
@@ -475,6 +484,145 @@ unsigned long chunk_entries(const int *orders, int n, unsigned long pmd_pages,
 		off += pages;
 	}
 	return entries;
+}
+
+/*
+ * PERF_AUX_STRICT=1 (VARIANT=strict): a vmap() that maps base pages only
+ * fails the page-size checks instead of skipping them.
+ */
+bool aux_strict(void)
+{
+	const char *s = getenv("PERF_AUX_STRICT");
+
+	return s && *s == '1';
+}
+
+/*
+ * Pages per PMD block a vmap() may use: none where arm64 turned PMD vmap
+ * off because the kernel page tables can be dumped (before 6.18), a
+ * documented refusal.
+ */
+unsigned long vmap_pmd_pages(void)
+{
+	if (!access(ARM64_PTDUMP, F_OK))
+		return 0;
+	return pmd_bytes() / page_size();
+}
+
+/*
+ * Chunk orders @chunks (a report's "9x2,0x3") of a buffer of @pages pages
+ * against rb_alloc_aux()'s rule.  Chunk i's bound is the least of @ceiling,
+ * ilog2(pages left) and @below - 1 (orders from @below known to fail): it
+ * is at most that, and, falling back one order at a time, at least the
+ * bound or @floor (an order known to be free for the whole buffer; 0:
+ * none known), whichever is less.  The chunks cover the buffer.  Returns
+ * the number of chunks, with those below their bound in *@fallbacks, or -1
+ * and the first violation in @why.
+ */
+int aux_chunks_check(const char *chunks, unsigned long pages, int ceiling,
+		     int below, int floor, int *orders, int max, int *fallbacks,
+		     char *why, size_t len)
+{
+	int n = aux_report_orders(chunks, orders, max), i, bound;
+	unsigned long left = pages;
+
+	*fallbacks = 0;
+	for (i = 0; i < n && left; i++) {
+		bound = ilog2_ul(left);
+		if (bound > ceiling)
+			bound = ceiling;
+		if (bound >= below)
+			bound = below - 1;
+		if (orders[i] > bound ||
+		    orders[i] < (floor < bound ? floor : bound)) {
+			snprintf(why, len,
+				 "chunk %d of %s: order %d, the rule allows %d down to %d",
+				 i, chunks, orders[i], bound,
+				 floor < bound ? floor : bound);
+			return -1;
+		}
+		*fallbacks += orders[i] < bound;
+		left -= 1UL << orders[i];
+	}
+	if (left || i < n) {
+		snprintf(why, len, "chunks %s are not the buffer's %lu pages",
+			 chunks, pages);
+		return -1;
+	}
+	return n;
+}
+
+/*
+ * Whether this kernel's vmap() maps anything large: a two-PMD buffer of the
+ * PREFER_LARGE PMU (chunks are at most half the default watermark's
+ * buffer), its report read (kptr_restrict is 1 in the tests).  A buffer
+ * mapped with base pages only means no feature, or a lost granule.
+ */
+bool vmap_maps_large(void)
+{
+	struct aux_buffer buf;
+	struct aux_report r;
+	bool large = false;
+	int fd, tries = 100;
+
+	if (pmd_bytes() / 512 > (unsigned long)mem_available_kb() / 2)
+		return false;
+	/* The test's own event, just closed, may hold the PMU a moment. */
+	do {
+		fd = aux_event_open(pmu_type(aux_pmu_names[CAPS_LARGE]), 0);
+	} while (fd < 0 && errno == EBUSY && --tries && !usleep(10000));
+	if (fd < 0)
+		return false;
+	if (!aux_buffer_map(&buf, fd, 2 * pmd_bytes() / page_size(), false)) {
+		large = !aux_report_read(buf.id, &r) &&
+			r.entries < 2 * pmd_bytes() / page_size();
+		aux_buffer_unmap(&buf);
+	}
+	close(fd);
+	return large;
+}
+
+/* Attribute @attr of the fault injection in debugfs @dir set to @v. */
+int fault_attr(const char *dir, const char *attr, long v)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, attr);
+	return sysctl_write(path, v);
+}
+
+/*
+ * fail_page_alloc and failslab for the tasks that ask (make-it-fail), none
+ * failing yet.  Sleeping allocations are exempt by default
+ * (ignore-gfp-wait): AUX pages are GFP_KERNEL.  Failures are quiet (verbose
+ * 0): a stack dump for each would flood the log the tests read for
+ * warnings.
+ */
+int fault_injection_setup(void)
+{
+	return fault_attr(FAIL_PAGE_ALLOC, "ignore-gfp-wait", 0) ?:
+	       fault_attr(FAIL_PAGE_ALLOC, "verbose", 0) ?:
+	       fault_attr(FAIL_PAGE_ALLOC, "task-filter", 1) ?:
+	       fault_attr(FAILSLAB, "ignore-gfp-wait", 0) ?:
+	       fault_attr(FAILSLAB, "verbose", 0) ?:
+	       fault_attr(FAILSLAB, "task-filter", 1);
+}
+
+/* The documented defaults back, whatever failed. */
+void fault_injection_restore(void)
+{
+	fault_attr(FAIL_PAGE_ALLOC, "probability", 0);
+	fault_attr(FAIL_PAGE_ALLOC, "times", 1);
+	fault_attr(FAIL_PAGE_ALLOC, "min-order", 1);
+	fault_attr(FAIL_PAGE_ALLOC, "ignore-gfp-wait", 1);
+	fault_attr(FAIL_PAGE_ALLOC, "task-filter", 0);
+	fault_attr(FAIL_PAGE_ALLOC, "verbose", 2);
+	fault_attr(FAILSLAB, "probability", 0);
+	fault_attr(FAILSLAB, "times", 1);
+	fault_attr(FAILSLAB, "ignore-gfp-wait", 1);
+	fault_attr(FAILSLAB, "task-filter", 0);
+	fault_attr(FAILSLAB, "verbose", 2);
+	sysctl_write("/proc/self/make-it-fail", 0);
 }
 
 /* vmaps of the synthetic AUX PMUs in /proc/vmallocinfo; -1: unreadable. */

@@ -16,6 +16,9 @@
 
 #define AUX_REPORT "/sys/kernel/debug/test_aux_pmu/buffers"
 #define PMU_DIR "/sys/bus/event_source/devices"
+#define ARM64_PTDUMP "/sys/kernel/debug/kernel_page_tables"
+#define FAIL_PAGE_ALLOC "/sys/kernel/debug/fail_page_alloc"
+#define FAILSLAB "/sys/kernel/debug/failslab"
 
 /* Constant skip reasons: they end up in result names. */
 #define NO_TEST_PMU "no synthetic AUX PMU (CONFIG_TEST_AUX_PMU)"
@@ -24,6 +27,8 @@
 #define NOT_ROOT "needs root: kernel addresses of the vmap"
 #define NO_REPORT "no test_aux_pmu report in debugfs"
 #define NO_MLOCK_ROOM "buffer beyond perf_event_mlock_kb without CAP_IPC_LOCK"
+#define BASE_PAGES_ONLY "vmap() maps base pages only"
+#define NO_FAULT_INJECTION "no fail_page_alloc and failslab in debugfs"
 
 /* The synthetic PMUs and the capability each stands for. */
 enum aux_caps { CAPS_NONE, CAPS_LARGE, CAPS_NOSG };
@@ -55,6 +60,7 @@ int pmu_format_set(const char *pmu, const char *field, __u64 value,
 bool aux_setup_failure_forced(void);
 long sysctl_read(const char *path);
 int sysctl_write(const char *path, long v);
+long meminfo_kb(const char *field);
 long mem_available_kb(void);
 int aux_model_orders(enum aux_caps caps, bool snapshot, unsigned long nr_pages,
 		     unsigned long watermark, int *orders, int max);
@@ -77,6 +83,17 @@ int aux_report_read(unsigned long long id, struct aux_report *r);
 int aux_report_orders(const char *chunks, int *orders, int max);
 unsigned long chunk_entries(const int *orders, int n, unsigned long pmd_pages,
 			    unsigned long cont_pages);
+int aux_chunks_check(const char *chunks, unsigned long pages, int ceiling,
+		     int below, int floor, int *orders, int max, int *fallbacks,
+		     char *why, size_t len);
+bool vmap_maps_large(void);
+bool aux_strict(void);
+unsigned long vmap_pmd_pages(void);
+
+/* The kernel's fault injection (CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAILSLAB). */
+int fault_attr(const char *dir, const char *attr, long v);
+int fault_injection_setup(void);
+void fault_injection_restore(void);
 
 /* The synthetic PMUs' vmap() call site, as /proc/vmallocinfo names it. */
 #define AUX_VMAP_CALLER "aux_test_setup_aux"

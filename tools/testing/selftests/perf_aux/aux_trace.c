@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -607,4 +608,60 @@ long trace_check_snapshot_stream(struct trace_consumer *tc, uint64_t head,
 	    trace_check_stream(tc, trace_aux(tc, 0), head))
 		return -1;
 	return tc->size;
+}
+
+/*
+ * Why generating events of the synthetic PMUs cannot be tested here (a
+ * constant skip reason), or NULL with the PMUs' vmaps in @vmaps: they need
+ * the PMUs, CPU-wide events, and root to count the vmaps.
+ */
+const char *generators_unavailable(int *vmaps)
+{
+	if (pmu_type(aux_pmu_names[CAPS_LARGE]) < 0)
+		return NO_TEST_PMU;
+	if (!cpu_events_allowed())
+		return NO_PERFMON;
+	*vmaps = module_vmaps();
+	return *vmaps < 0 ? NOT_ROOT : NULL;
+}
+
+/*
+ * A thread that opens, maps, enables, unmaps and closes generating events
+ * with a random capability, size and CPU until @until (struct aux_churn):
+ * a CPU's exclusive PMU may be busy (EBUSY), memory may run short
+ * (ENOMEM); nothing else is a documented answer.  With @inject, this
+ * thread's allocations are the ones fault injection fails (make-it-fail).
+ */
+void *aux_churn(void *arg)
+{
+	static const enum aux_size sizes[] = {
+		TWO_PAGES, SIXTEEN_PAGES, PMD_BYTES,
+	};
+	const struct gen_config cfg = {
+		.mode = GEN_SPE, .words = 6, .align_log2 = 6, .burst = 64,
+		.period_ns = 500000,
+	};
+	struct aux_churn *c = arg;
+	struct trace_consumer tc;
+	int ret;
+
+	if (c->inject && sysctl_write("/proc/thread-self/make-it-fail", 1))
+		c->bad_errno = EIO;
+	while (now_s() < c->until && !c->bad_errno) {
+		ret = trace_open(&tc, rand_r(&c->seed) % 3, &cfg,
+				 aux_pages(sizes[rand_r(&c->seed) % 3]), false,
+				 c->cpu[rand_r(&c->seed) % c->cpus]);
+		if (!ret && ioctl(tc.b.fd, PERF_EVENT_IOC_ENABLE, 0))
+			ret = -errno;
+		if (!ret) {
+			c->maps++;
+			usleep(rand_r(&c->seed) % 2000);
+		} else if (ret == -EBUSY || ret == -ENOMEM) {
+			c->refused++;
+		} else {
+			c->bad_errno = -ret;
+		}
+		trace_close(&tc);
+	}
+	return NULL;
 }

@@ -85,4 +85,16 @@ long trace_check_snapshot_records(struct trace_consumer *tc, uint64_t head,
 long trace_check_snapshot_stream(struct trace_consumer *tc, uint64_t head,
 				 uint64_t count);
 
+struct aux_churn {
+	const int *cpu;		/* the CPUs to open events on */
+	int cpus;
+	double until;		/* now_s() to stop at */
+	unsigned int seed;
+	bool inject;
+	int maps, refused, bad_errno;
+};
+
+const char *generators_unavailable(int *vmaps);
+void *aux_churn(void *arg);
+
 #endif /* PERF_AUX_TRACE_H */

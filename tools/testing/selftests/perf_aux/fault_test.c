@@ -23,48 +23,7 @@
 #include "../kselftest_harness.h"
 #include "aux_trace.h"
 
-#define FAIL_PAGE_ALLOC "/sys/kernel/debug/fail_page_alloc"
-#define FAILSLAB "/sys/kernel/debug/failslab"
-#define NO_FAULT_INJECTION "no fail_page_alloc and failslab in debugfs"
 #define MAX_CHUNKS 8192
-
-static int fault_attr(const char *dir, const char *attr, long v)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, attr);
-	return sysctl_write(path, v);
-}
-
-/*
- * Sleeping allocations are exempt by default (ignore-gfp-wait): AUX pages
- * are GFP_KERNEL.  Failures are quiet (verbose 0): a stack dump for each
- * would flood the log the tests read for warnings.
- */
-static int injection_setup(void)
-{
-	return fault_attr(FAIL_PAGE_ALLOC, "ignore-gfp-wait", 0) ?:
-	       fault_attr(FAIL_PAGE_ALLOC, "verbose", 0) ?:
-	       fault_attr(FAIL_PAGE_ALLOC, "task-filter", 1) ?:
-	       fault_attr(FAILSLAB, "ignore-gfp-wait", 0) ?:
-	       fault_attr(FAILSLAB, "verbose", 0) ?:
-	       fault_attr(FAILSLAB, "task-filter", 1) ?:
-	       sysctl_write("/proc/self/make-it-fail", 1);
-}
-
-/* The documented defaults back, whatever failed. */
-static void injection_restore(void)
-{
-	fault_attr(FAIL_PAGE_ALLOC, "probability", 0);
-	fault_attr(FAIL_PAGE_ALLOC, "min-order", 1);
-	fault_attr(FAIL_PAGE_ALLOC, "ignore-gfp-wait", 1);
-	fault_attr(FAIL_PAGE_ALLOC, "task-filter", 0);
-	fault_attr(FAIL_PAGE_ALLOC, "verbose", 2);
-	fault_attr(FAILSLAB, "ignore-gfp-wait", 1);
-	fault_attr(FAILSLAB, "task-filter", 0);
-	fault_attr(FAILSLAB, "verbose", 2);
-	sysctl_write("/proc/self/make-it-fail", 0);
-}
 
 /* Every page allocation of this task of @min_order or more fails. */
 static int fail_orders_from(int min_order)
@@ -123,8 +82,9 @@ FIXTURE_SETUP(fault)
 	self->kmsg = kmsg_open_at_end();
 	/* Last: the harness runs no teardown after a failed setup. */
 	self->injecting = true;
-	if (injection_setup()) {
-		injection_restore();
+	if (fault_injection_setup() ?:
+	    sysctl_write("/proc/self/make-it-fail", 1)) {
+		fault_injection_restore();
 		ASSERT_TRUE(false)
 			TH_LOG("cannot set up fault injection in debugfs");
 	}
@@ -133,7 +93,7 @@ FIXTURE_SETUP(fault)
 FIXTURE_TEARDOWN(fault)
 {
 	if (self->injecting)
-		injection_restore();
+		fault_injection_restore();
 	EXPECT_EQ(self->vmaps, module_vmaps_settled(self->vmaps));
 	EXPECT_EQ(0, kmsg_warnings(self->kmsg));
 	if (self->kmsg >= 0)
@@ -141,34 +101,31 @@ FIXTURE_TEARDOWN(fault)
 }
 
 /*
- * The fallback rule on what the allocator gave: each chunk is at most the
- * unfaulted ceiling, what is left, and below the injected order; the first
- * is exactly that (nothing else fails in a fresh guest), and the chunks
- * cover the buffer.  Returns the number of chunks, -1 on a violation.
+ * The fallback rule on what the allocator gave, under the injected
+ * ceiling: orders from @below fail.  The first chunk is exactly its bound
+ * (nothing else fails in a fresh guest).  Returns the number of chunks,
+ * -1 on a violation.
  */
 static int check_fallback(struct __test_metadata *_metadata,
 			  const struct aux_report *r, unsigned long pages,
 			  int ceiling, int below, int *orders)
 {
-	unsigned long left = pages;
-	int n = aux_report_orders(r->chunks, orders, MAX_CHUNKS), i, bound;
+	int n, fallbacks, first = ilog2_ul(pages);
+	char why[256];
 
-	for (i = 0; i < n; i++) {
-		bound = ilog2_ul(left);
-		if (bound > ceiling)
-			bound = ceiling;
-		if (bound >= below)
-			bound = below - 1;
-		if (orders[i] > bound || (!i && orders[i] != bound)) {
-			TH_LOG("chunk %d of %s: order %d, the rule allows %d",
-			       i, r->chunks, orders[i], bound);
-			return -1;
-		}
-		left -= 1UL << orders[i];
+	n = aux_chunks_check(r->chunks, pages, ceiling, below, 0, orders,
+			     MAX_CHUNKS, &fallbacks, why, sizeof(why));
+	if (n < 0) {
+		TH_LOG("%s", why);
+		return -1;
 	}
-	if (left) {
-		TH_LOG("chunks %s leave %lu of %lu pages out", r->chunks, left,
-		       pages);
+	if (first > ceiling)
+		first = ceiling;
+	if (first >= below)
+		first = below - 1;
+	if (orders[0] != first) {
+		TH_LOG("first chunk of %s: order %d, the rule gives %d",
+		       r->chunks, orders[0], first);
 		return -1;
 	}
 	return n;

@@ -15,12 +15,11 @@
 #include "../kselftest_harness.h"
 #include "aux_common.h"
 
-#define BASE_PAGES_ONLY "vmap() maps base pages only"
 #define NO_PTDUMP "no kernel page-table dump"
 #define KPTR_RESTRICT "/proc/sys/kernel/kptr_restrict"
 
 static const char * const ptdump_paths[] = {
-	"/sys/kernel/debug/kernel_page_tables",		/* arm64 */
+	ARM64_PTDUMP,					/* arm64 */
 	"/sys/kernel/debug/page_tables/kernel",		/* x86 */
 };
 
@@ -82,13 +81,6 @@ static int ptdump_granules(unsigned long start, unsigned long size,
 	}
 	fclose(f);
 	return 0;
-}
-
-static bool strict(void)
-{
-	const char *s = getenv("PERF_AUX_STRICT");
-
-	return s && *s == '1';
 }
 
 FIXTURE(aux_pagesize) {
@@ -279,7 +271,7 @@ TEST_F(aux_pagesize, large_chunks_mapped_large)
 	}
 	if (page_size() << largest < pmd_bytes())
 		SKIP(return, "no chunk as large as a PMD");
-	if (self->report.entries == self->size / page_size() && !strict())
+	if (self->report.entries == self->size / page_size() && !aux_strict())
 		SKIP(return, BASE_PAGES_ONLY);
 	EXPECT_GT(self->size / page_size(), self->report.entries)
 	{
@@ -287,36 +279,6 @@ TEST_F(aux_pagesize, large_chunks_mapped_large)
 		       self->report.chunks, self->report.entries,
 		       self->size / page_size());
 	}
-}
-
-/*
- * Whether this kernel's vmap() maps anything large: a two-PMD buffer of the
- * PREFER_LARGE PMU (chunks are at most half the default watermark's
- * buffer), its report read (kptr_restrict is 1 in the tests).  A buffer
- * mapped with base pages only means no feature, or a lost granule.
- */
-static bool vmap_maps_large(void)
-{
-	struct aux_buffer buf;
-	struct aux_report r;
-	bool large = false;
-	int fd, tries = 100;
-
-	if (pmd_bytes() / 512 > (unsigned long)mem_available_kb() / 2)
-		return false;
-	/* The test's own event, just closed, may hold the PMU a moment. */
-	do {
-		fd = aux_event_open(pmu_type(aux_pmu_names[CAPS_LARGE]), 0);
-	} while (fd < 0 && errno == EBUSY && --tries && !usleep(10000));
-	if (fd < 0)
-		return false;
-	if (!aux_buffer_map(&buf, fd, 2 * pmd_bytes() / page_size(), false)) {
-		large = !aux_report_read(buf.id, &r) &&
-			r.entries < 2 * pmd_bytes() / page_size();
-		aux_buffer_unmap(&buf);
-	}
-	close(fd);
-	return large;
 }
 
 /*
@@ -336,15 +298,9 @@ TEST_F(aux_pagesize, entries_within_chunks_allowance)
 		sum += 1UL << orders[i];
 	ASSERT_EQ(pages, sum)
 		TH_LOG("chunks %s: not the buffer's pages", self->report.chunks);
-	most = chunk_entries(orders, n, pmd_bytes() / page_size(),
+	most = chunk_entries(orders, n, vmap_pmd_pages(),
 			     self->report.cont_pages);
-	/*
-	 * arm64 turned PMD vmap off where the kernel page tables can be
-	 * dumped, before 6.18: a documented refusal, where there is a dump.
-	 */
-	if (!access(ptdump_paths[0], F_OK))
-		most = chunk_entries(orders, n, 0, self->report.cont_pages);
-	if (self->report.entries == pages && pages > most && !strict()) {
+	if (self->report.entries == pages && pages > most && !aux_strict()) {
 		/* An exclusive PMU: one event at a time. */
 		aux_buffer_unmap(&self->buf);
 		close(self->fd);
@@ -417,7 +373,7 @@ TEST_F(hw_pagesize, driver_vmap_granules)
 		SKIP(return, NO_PTDUMP);
 	TH_LOG("%s: PMD %lu, cont-PTE %lu, PTE %lu pages", variant->pmu,
 	       g.pmd, g.cont, g.pte);
-	if (!g.pmd && !g.cont && !strict())
+	if (!g.pmd && !g.cont && !aux_strict())
 		SKIP(return, BASE_PAGES_ONLY);
 	EXPECT_NE(0, g.pmd + g.cont);
 }

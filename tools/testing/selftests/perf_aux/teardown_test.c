@@ -33,14 +33,12 @@ FIXTURE(teardown) {
 
 FIXTURE_SETUP(teardown)
 {
+	const char *why;
+
 	self->kmsg = -1;
-	if (pmu_type(aux_pmu_names[CAPS_LARGE]) < 0)
-		SKIP(return, NO_TEST_PMU);
-	if (!cpu_events_allowed())
-		SKIP(return, NO_PERFMON);
-	self->vmaps = module_vmaps();
-	if (self->vmaps < 0)
-		SKIP(return, NOT_ROOT);
+	why = generators_unavailable(&self->vmaps);
+	if (why)
+		SKIP(return, "%s", why);
 	/*
 	 * A PMD of PREFER_LARGE buffer, or where a PMD is hundreds of MiB
 	 * (64K pages), 2 MiB: a cont-PTE block there.
@@ -223,51 +221,9 @@ TEST_F_TIMEOUT(teardown, cpu_offline_while_writing, 180)
 	trace_close(&again);
 }
 
-struct churn {
-	const int *cpu;
-	int cpus;
-	double until;
-	unsigned int seed;
-	int maps, refused, bad_errno;
-};
-
-/*
- * Open, map, enable, unmap and close, with a random capability and size:
- * a CPU's exclusive PMU may be busy (EBUSY), memory may run short
- * (ENOMEM); nothing else is a documented answer.
- */
-static void *churn(void *p)
-{
-	static const enum aux_size sizes[] = {
-		TWO_PAGES, SIXTEEN_PAGES, PMD_BYTES,
-	};
-	struct churn *c = p;
-	struct trace_consumer tc;
-	struct gen_config cfg = gen_spe;
-	int ret;
-
-	while (now_s() < c->until) {
-		ret = trace_open(&tc, rand_r(&c->seed) % 3,
-				 &cfg, aux_pages(sizes[rand_r(&c->seed) % 3]),
-				 false, c->cpu[rand_r(&c->seed) % c->cpus]);
-		if (!ret && ioctl(tc.b.fd, PERF_EVENT_IOC_ENABLE, 0))
-			ret = -errno;
-		if (!ret) {
-			c->maps++;
-			usleep(rand_r(&c->seed) % 2000);
-		} else if (ret == -EBUSY || ret == -ENOMEM) {
-			c->refused++;
-		} else {
-			c->bad_errno = -ret;
-		}
-		trace_close(&tc);
-	}
-	return NULL;
-}
-
 TEST_F(teardown, threads_map_and_unmap)
 {
-	struct churn c[8];
+	struct aux_churn c[8];
 	pthread_t t[8];
 	int i, cpu[CPU_SETSIZE], cpus = 0, maps = 0, refused = 0;
 	cpu_set_t set;
@@ -277,11 +233,11 @@ TEST_F(teardown, threads_map_and_unmap)
 		if (CPU_ISSET(i, &set))
 			cpu[cpus++] = i;
 	for (i = 0; i < 8; i++) {
-		c[i] = (struct churn){
+		c[i] = (struct aux_churn){
 			.cpu = cpu, .cpus = cpus,
 			.until = now_s() + 2, .seed = i + 1,
 		};
-		ASSERT_EQ(0, pthread_create(&t[i], NULL, churn, &c[i]));
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, aux_churn, &c[i]));
 	}
 	for (i = 0; i < 8; i++)
 		pthread_join(t[i], NULL);
