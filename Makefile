@@ -22,6 +22,10 @@
 #              PostgreSQL): started, a job needing no kernel, the fault
 #              cases and the QEMU arm64-4k job run through it, stopped
 #              (scripts/lava/lab.sh)
+# make soak [DURATION=600]  soak_test alone for DURATION seconds on the
+#              sanitize kernel: trace on every CPU at the highest rate, churn,
+#              fault injection; bytes checked, wraps, injected failures and
+#              the kernel's reports (scripts/soak.sh)
 # make repeat [ROUNDS=5]  the suite ROUNDS times on one boot and on fresh
 #              boots; lists flaky cases
 #
@@ -37,9 +41,10 @@ KERNEL_SRC ?=
 SERIES ?=
 KERNEL_ARGS ?=
 ROUNDS ?= 5
+DURATION ?= 600
 LAB ?=
 RUNS ?=
-export BASE TARGET KERNEL KERNEL_SRC SERIES KERNEL_ARGS LAB
+export BASE TARGET KERNEL KERNEL_SRC SERIES KERNEL_ARGS LAB DURATION
 
 run:
 	scripts/run.sh
@@ -69,8 +74,11 @@ lab-selftest:
 repeat:
 	scripts/repeat.sh $(ROUNDS)
 
+soak:
+	scripts/soak.sh
+
 clean:
 	rm -rf out
 
 .PHONY: run check check-full mutants series evidence submit lab-selftest repeat \
-	clean
+	soak clean

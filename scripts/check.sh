@@ -90,6 +90,11 @@ run_job()
 # The strict boots of make check run the suites strict mode changes:
 # KUnit (all of it, one boot) and pagesize_test.
 STRICT_TESTS="perf_aux.tests=perf_aux:pagesize_test"
+# make check's stock boot: the kselftests whose outcome large vmap
+# changes, and the trace through the mapping; the rest (teardown, soak,
+# fragmentation, fault injection, SMP) behave alike on both kernels and run
+# on the stock kernel in make check-full.
+STOCK_QUICK_TESTS="perf_aux.tests=perf_aux:map_test,perf_aux:pagesize_test,perf_aux:integrity_test,perf_aux:wrap_test"
 
 # The reference kernel must pass every suite, on every target; its
 # variants change what the granule suite expects, never whether it passes.
@@ -126,6 +131,11 @@ trace_expectations()
 		--min-passed "$([ "$(variant_cpus "$2")" -ge 4 ] && echo 4 || echo 0)"
 	expect "$res" perf_aux.fault_test --no-failure \
 		--min-passed "$([ "$2" = sanitize ] && echo 4 || echo 0)"
+	# Memory fragmented for real: the allowance case skips where vmap()
+	# maps base pages only (stock).
+	expect "$res" perf_aux.fragment_test --min-passed 4 --no-failure
+	# The short soak (10 s) of every boot; make soak runs it longer.
+	expect "$res" perf_aux.soak_test --min-passed 1 --no-failure
 }
 
 reference_variants()
@@ -174,8 +184,7 @@ sanitize_run()
 
 	reference_run arm64-4k sanitize
 	logs="$PERF_AUX_OUT/logs/$run"
-	reports=$(cat "$logs-kunit.log" "$logs-kselftest.log" 2>/dev/null |
-		grep -E 'BUG:|WARNING:|kmemleak: [1-9][0-9]* unreferenced' | sort -u)
+	reports=$(console_reports "$logs-kunit.log" "$logs-kselftest.log")
 	[ -z "$reports" ] || echo "$reports" | head -20
 	grep -q 'PERF_AUX: kmemleak: 0 unreferenced objects' "$logs-kselftest.log" &&
 		[ -z "$reports" ]
@@ -233,8 +242,11 @@ privilege_runs()
 	# The forced failures must have happened, or nothing was shown.
 	expect "$res" perf_aux.pagesize_test --failure
 	expect "$res" perf_aux.map_test --failure
+	expect "$res" perf_aux.fragment_test --failure
 	log=$PERF_AUX_OUT/logs/$(basename "$res")-kselftest.log
-	for s in kernel/kptr_restrict kernel/perf_event_mlock_kb; do
+	for s in kernel/kptr_restrict kernel/perf_event_mlock_kb \
+		vm/compact_unevictable_allowed vm/extfrag_threshold \
+		vm/compaction_proactiveness vm/watermark_boost_factor; do
 		before=$(sed -n "s|.*PERF_AUX: sysctl $s before: \([0-9]*\).*|\1|p" "$log")
 		after=$(sed -n "s|.*PERF_AUX: sysctl $s after: \([0-9]*\).*|\1|p" "$log")
 		rc=1
@@ -273,9 +285,15 @@ stock_expectations()
 # the suites strict mode changes).
 stock_runs()
 {
-	run_job stock arm64-4k default
+	# shellcheck disable=SC2086
+	run_job stock arm64-4k default ${STOCK_DEFAULT_ARGS:-}
 	stock_expectations
-	trace_expectations arm64-4k default
+	if [ -z "${STOCK_DEFAULT_ARGS:-}" ]; then
+		trace_expectations arm64-4k default
+	else
+		expect "$res" perf_aux.integrity_test --min-passed 20 --no-failure
+		expect "$res" perf_aux.wrap_test --min-passed 6 --no-failure
+	fi
 	# shellcheck disable=SC2086
 	run_job stock arm64-4k strict ${STOCK_STRICT_ARGS:-}
 	expect "$res" vmap_granule --failure
@@ -549,7 +567,8 @@ run_stage()
 		if [ -n "$FULL" ]; then
 			timed "$BASE stock kernel" stock_runs
 		else
-			STOCK_STRICT_ARGS=$STRICT_TESTS timed "$BASE stock kernel" stock_runs
+			STOCK_DEFAULT_ARGS=$STOCK_QUICK_TESTS STOCK_STRICT_ARGS=$STRICT_TESTS \
+				timed "$BASE stock kernel" stock_runs
 		fi ;;
 	sanitize) timed "$BASE sanitizers" sanitize_run ;;
 	peers) PERF_AUX_PEERS=${PERF_AUX_PEERS:-1} timed "$BASE peers on the unmutated kernel" peer_baseline ;;

@@ -87,7 +87,8 @@ boot()
 		      -append "console=ttyS0 $cmdline")
 		;;
 	esac
-	timeout 1200 "${qemu[@]}" -nodefaults -m 1024 -smp "$cpus" -initrd "$initrd" \
+	# A soak's own time on top (make soak DURATION=...).
+	timeout "$((1200 + ${BOOT_EXTRA_SECONDS:-0}))" "${qemu[@]}" -nodefaults -m 1024 -smp "$cpus" -initrd "$initrd" \
 		-no-reboot -nographic -serial stdio < /dev/null > "$log" 2>&1
 }
 
@@ -120,6 +121,7 @@ main()
 	"$build/usr/gen_init_cpio" "$build/initramfs.list" | gzip -1 \
 		> "$build/initramfs.cpio.gz"
 	# shellcheck disable=SC2046
+	[ "$variant" != soak ] || export BOOT_EXTRA_SECONDS=${DURATION:-600}
 	stage "boot kselftests $(result_name "$name" "$(run_base)" "$target" "$variant")" \
 		boot "$target" "$build" "$build/initramfs.cpio.gz" "$log" \
 		"$(variant_cpus "$variant")" "$@" \

@@ -20,7 +20,7 @@ PERF_AUX_KERNELS="reference stock"
 # change a sysctl fail on purpose (scripts/initramfs/init); module builds
 # lib/test_aux_pmu.c as a module, which the kselftests load themselves.
 PERF_AUX_VARIANTS="default strict nohugevmalloc hugetlb ptdump sanitize
-	module nonroot fail_setup smp"
+	module nonroot fail_setup smp soak"
 # perf/aux "Allocate non-contiguous AUX pages by default" reached Debian 6.12
 # in 6.12.113; older sources lack PERF_PMU_CAP_AUX_PREFER_LARGE.
 PERF_AUX_MIN_DEBIAN=6.12.113
@@ -115,12 +115,21 @@ check_variant()
 	esac
 }
 
+# The configuration a variant builds: soak boots the sanitize kernel.
+variant_build()
+{
+	case "$1" in
+	soak) echo sanitize ;;
+	*) echo "$1" ;;
+	esac
+}
+
 # The configuration fragment a variant adds, if any.
 variant_config()
 {
-	case "$1" in
+	case "$(variant_build "$1")" in
 	hugetlb | ptdump | sanitize | module)
-		echo "$PERF_AUX_ROOT/scripts/config/variant-$1.config" ;;
+		echo "$PERF_AUX_ROOT/scripts/config/variant-$(variant_build "$1").config" ;;
 	esac
 }
 
@@ -133,7 +142,9 @@ variant_args()
 	nonroot) echo perf_aux.user=65534 ;;
 	fail_setup)
 		echo perf_aux.fail_setup \
-			perf_aux.tests=perf_aux:pagesize_test,perf_aux:map_test ;;
+			perf_aux.tests=perf_aux:pagesize_test,perf_aux:map_test,perf_aux:fragment_test ;;
+	# make soak: soak_test alone, for DURATION seconds.
+	soak) echo perf_aux.tests=perf_aux:soak_test "perf_aux.soak=${DURATION:-600}" ;;
 	esac
 }
 
@@ -142,7 +153,7 @@ variant_args()
 variant_cpus()
 {
 	case "$1" in
-	smp | sanitize) echo 4 ;;
+	smp | sanitize | soak) echo 4 ;;
 	*) echo 2 ;;
 	esac
 }
@@ -151,7 +162,7 @@ variant_cpus()
 build_dir()
 {
 	if [ -n "$(variant_config "$2")" ]; then
-		echo ".build-$1-$2"
+		echo ".build-$1-$(variant_build "$2")"
 	else
 		echo ".build-$1"
 	fi
@@ -173,6 +184,14 @@ kernel_build_dir()
 	else
 		build_dir "$2" "$3"
 	fi
+}
+
+# console_reports LOG...: the kernel's reports in console logs (KASAN,
+# lockdep, DEBUG_VM and WARN as BUG:/WARNING:, kmemleak's count), once each.
+console_reports()
+{
+	cat "$@" 2>/dev/null |
+		grep -E 'BUG:|WARNING:|kmemleak: [1-9][0-9]* unreferenced' | sort -u
 }
 
 # The name of a run's results: <kernel>-<base>-<target>[-<variant>].
