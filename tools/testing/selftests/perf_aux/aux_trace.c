@@ -4,6 +4,7 @@
  * aux_trace.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -629,8 +630,10 @@ const char *generators_unavailable(int *vmaps)
  * A thread that opens, maps, enables, unmaps and closes generating events
  * with a random capability, size and CPU until @until (struct aux_churn):
  * a CPU's exclusive PMU may be busy (EBUSY), memory may run short
- * (ENOMEM); nothing else is a documented answer.  With @inject, this
- * thread's allocations are the ones fault injection fails (make-it-fail).
+ * (ENOMEM); nothing else is a documented answer.  With @inject, fault
+ * injection fails this thread's allocations while it maps the AUX area
+ * (make-it-fail, written through a file opened once: turning it off must
+ * not itself allocate).
  */
 void *aux_churn(void *arg)
 {
@@ -643,14 +646,25 @@ void *aux_churn(void *arg)
 	};
 	struct aux_churn *c = arg;
 	struct trace_consumer tc;
-	int ret;
+	unsigned long pages;
+	int ret, fail = -1;
 
-	if (c->inject && sysctl_write("/proc/thread-self/make-it-fail", 1))
-		c->bad_errno = EIO;
+	if (c->inject) {
+		fail = open("/proc/thread-self/make-it-fail", O_WRONLY);
+		if (fail < 0)
+			c->bad_errno = errno;
+	}
 	while (now_s() < c->until && !c->bad_errno) {
-		ret = trace_open(&tc, rand_r(&c->seed) % 3, &cfg,
-				 aux_pages(sizes[rand_r(&c->seed) % 3]), false,
-				 c->cpu[rand_r(&c->seed) % c->cpus]);
+		pages = aux_pages(sizes[rand_r(&c->seed) % 3]);
+		ret = trace_open_event(&tc, rand_r(&c->seed) % 3, &cfg, pages,
+				       false, c->cpu[rand_r(&c->seed) % c->cpus]);
+		if (!ret) {
+			if (fail >= 0 && pwrite(fail, "1", 1, 0) != 1)
+				c->bad_errno = errno;
+			ret = aux_area_map(&tc.b, pages, false);
+			if (fail >= 0 && pwrite(fail, "0", 1, 0) != 1)
+				c->bad_errno = errno;
+		}
 		if (!ret && ioctl(tc.b.fd, PERF_EVENT_IOC_ENABLE, 0))
 			ret = -errno;
 		if (!ret) {
@@ -663,5 +677,7 @@ void *aux_churn(void *arg)
 		}
 		trace_close(&tc);
 	}
+	if (fail >= 0)
+		close(fail);
 	return NULL;
 }

@@ -117,6 +117,7 @@ struct frag {
 	unsigned long pages;		/* the buffer that must fall back */
 	int floor;			/* an order free for all of it */
 	bool maps_large;		/* vmap() maps large, before the fill */
+	struct aux_buffer hog;		/* what took large blocks left over */
 	int vmaps;
 	int kmsg;
 };
@@ -221,15 +222,43 @@ static void sysctls_restore(struct frag *self)
 			self->sysctl[i] = -1;
 }
 
+/* A buffer of @pages of the NO_SG PMU, its chunks as large as they come. */
+static int take_large_blocks(struct frag *self, unsigned long pages)
+{
+	int fd = aux_event_open(pmu_type(aux_pmu_names[CAPS_NOSG]),
+				pages * page_size());
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = aux_buffer_map(&self->hog, fd, pages, false);
+	if (ret) {
+		aux_buffer_unmap(&self->hog);
+		close(fd);
+		self->hog.fd = -1;
+	}
+	return ret;
+}
+
+static void release_large_blocks(struct frag *self)
+{
+	if (self->hog.fd < 0)
+		return;
+	aux_buffer_unmap(&self->hog);
+	close(self->hog.fd);
+	self->hog.fd = -1;
+}
+
 /*
  * Compaction kept off, memory filled and punched, and the buffer that must
- * fall back sized from what stayed free in large blocks.  0, -errno, or 1
- * when the buffer is more than memory holds.
+ * fall back sized from what stayed free in large blocks.  0, -errno, 1
+ * when the buffer is more than memory holds, 2 when large blocks hold more
+ * than it.
  */
 static int fragment_memory(struct __test_metadata *_metadata,
 			   struct frag *self, long floor_kb)
 {
-	unsigned long nr[MAX_ORDERS];
+	unsigned long nr[MAX_ORDERS], most, hog;
 	unsigned int i;
 	int n, ret;
 	long v;
@@ -259,14 +288,39 @@ static int fragment_memory(struct __test_metadata *_metadata,
 		TH_LOG("punching the fill: %s", strerror(-ret));
 		return ret;
 	}
+	/*
+	 * perf's and the driver's pointer arrays (a kcalloc() of a pointer
+	 * per page, SPE's as ours) must fit the free blocks of the groups,
+	 * or the AUX mmap() fails with ENOMEM whatever the chunks did: the
+	 * buffer is at most that.  Large blocks left over beyond half of it
+	 * (the fill ends before every free went back) are taken by a buffer
+	 * of the NO_SG PMU (read-write: its chunks are as large as any),
+	 * largest first.
+	 */
+	most = (page_size() << (self->group_order - 1)) / sizeof(void *);
 	n = buddy_free(nr);
 	if (n <= self->group_order)
 		return -EIO;
 	self->large_free = free_from(nr, n, self->group_order);
+	if (2 * self->large_free > most) {
+		hog = 1UL << ilog2_ul(self->large_free - most / 4);
+		if (hog > most)
+			hog = most;
+		ret = take_large_blocks(self, hog);
+		if (ret) {
+			TH_LOG("taking %lu pages of large blocks: %s", hog,
+			       strerror(-ret));
+			return ret;
+		}
+		n = buddy_free(nr);
+		self->large_free = free_from(nr, n, self->group_order);
+	}
 	/* Twice what large blocks hold, and chunks above the groups' size. */
 	self->pages = 1UL << (self->group_order + 2);
-	while (self->pages < 2 * self->large_free)
+	while (self->pages < 2 * self->large_free && self->pages < most)
 		self->pages *= 2;
+	if (self->pages <= self->large_free)
+		return 2;
 	if (self->pages * page_size() / 1024 >
 	    (unsigned long)mem_available_kb() / 2)
 		return 1;
@@ -277,6 +331,9 @@ static int fragment_memory(struct __test_metadata *_metadata,
 	TH_LOG("fill %zu MiB, %lu pages kept; free in blocks of order %d up: %lu pages",
 	       self->fill_bytes >> 20, self->kept, self->group_order,
 	       self->large_free);
+	if (self->hog.fd >= 0)
+		TH_LOG("%lu pages of large blocks taken first",
+		       self->hog.aux_size / page_size());
 	TH_LOG("buffer %lu pages; order %d free for it twice", self->pages,
 	       self->floor);
 	return 0;
@@ -293,6 +350,7 @@ FIXTURE_SETUP(fragment)
 		fr->sysctl[i] = -1;
 	fr->memfd = -1;
 	fr->kmsg = -1;
+	fr->hog.fd = -1;
 	if (pmu_type(aux_pmu_names[CAPS_LARGE]) < 0)
 		SKIP(return, NO_TEST_PMU);
 	/* Page frame numbers and the vm sysctls: root only. */
@@ -317,6 +375,8 @@ FIXTURE_SETUP(fragment)
 		sysctls_restore(fr);
 	if (ret == 1)
 		SKIP(return, NO_MEMORY);
+	if (ret == 2)
+		SKIP(return, "large blocks left beyond what a buffer may take");
 	ASSERT_EQ(0, ret);
 	fr->kmsg = kmsg_open_at_end();
 }
@@ -434,6 +494,8 @@ TEST_F_TIMEOUT(fragment, nosg_without_contiguous_memory, 120)
 	struct aux_report r;
 
 	ASSERT_LE(0, type);
+	/* Its PMU is exclusive: what the setup took goes back first. */
+	release_large_blocks(fr);
 	ret = map_fragmented(fr, &hog, &r);
 	ASSERT_EQ(0, ret)
 		TH_LOG("mapping %lu pages: %s", fr->pages, strerror(-ret));

@@ -4,8 +4,9 @@
  * highest rate on every CPU (SPE-like and TRBE-like in turn), each buffer
  * consumed through four wraps and then replaced by a new one, while two
  * threads map and unmap buffers of every capability with the kernel's
- * fault injection failing some of their high-order page allocations and
- * kmallocs (where CONFIG_FAIL_PAGE_ALLOC and CONFIG_FAILSLAB are built).
+ * fault injection failing some of the page allocations and kmallocs of
+ * their AUX mmap()s (where CONFIG_FAIL_PAGE_ALLOC and CONFIG_FAILSLAB are
+ * built).
  * Every byte of trace must check out, every refusal be EBUSY or ENOMEM;
  * afterwards nothing may be left mapped and the log hold no warning.
  *
@@ -111,7 +112,7 @@ FIXTURE_SETUP(soak)
 	/* Last: the harness runs no teardown after a failed setup. */
 	self->inject = true;
 	if (fault_injection_setup() ?:
-	    fault_attr(FAIL_PAGE_ALLOC, "min-order", 1) ?:
+	    fault_attr(FAIL_PAGE_ALLOC, "min-order", 0) ?:
 	    fault_attr(FAIL_PAGE_ALLOC, "interval", 1) ?:
 	    fault_attr(FAIL_PAGE_ALLOC, "space", 0) ?:
 	    fault_attr(FAIL_PAGE_ALLOC, "times", SOAK_TIMES) ?:
