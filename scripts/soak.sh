@@ -16,7 +16,7 @@ export BASE
 "$PERF_AUX_ROOT/scripts/run.sh"
 run=$(result_name "$(kernel_name "${KERNEL:-reference}")" "$(run_base)" arm64-4k soak)
 log=$PERF_AUX_OUT/logs/$run-kselftest.log
-sed -n 's/^# \(soak: .*\)/\1/p' "$log"
+sed -n 's/^#.*:\(soak: .*\)/\1/p' "$log"
 reports=$(console_reports "$PERF_AUX_OUT/logs/$run-kunit.log" "$log")
 echo "soak: $(echo -n "$reports" | grep -c .) kernel reports"
 [ -z "$reports" ] || echo "$reports" | head -20
