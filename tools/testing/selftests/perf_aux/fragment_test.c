@@ -396,10 +396,14 @@ FIXTURE_TEARDOWN_PARENT(fragment)
 	sysctls_restore(&self->f);
 }
 
-/* What every test ends with: nothing left mapped, a clean log. */
+/*
+ * What every test ends with, once what the setup took is back: nothing
+ * left mapped, a clean log.
+ */
 static void check_clean(struct __test_metadata *_metadata,
 			struct frag *self)
 {
+	release_large_blocks(self);
 	EXPECT_EQ(self->vmaps, module_vmaps_settled(self->vmaps));
 	EXPECT_EQ(0, kmsg_warnings(self->kmsg));
 }
