@@ -191,7 +191,8 @@ kernel_build_dir()
 console_reports()
 {
 	cat "$@" 2>/dev/null |
-		grep -E 'BUG:|WARNING:|kmemleak: [1-9][0-9]* unreferenced' | sort -u
+		{ grep -E 'BUG:|WARNING:|kmemleak: [1-9][0-9]* unreferenced' || true; } |
+		sort -u
 }
 
 # The name of a run's results: <kernel>-<base>-<target>[-<variant>].
