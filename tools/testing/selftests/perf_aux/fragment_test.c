@@ -304,6 +304,10 @@ static int fragment_memory(struct __test_metadata *_metadata,
 	 * largest first.
 	 */
 	most = (page_size() << (self->group_order - 1)) / sizeof(void *);
+	/* And a quarter of what is available (16K pages: the arrays allow 1 GiB). */
+	while (most > 1 && most * page_size() / 1024 >
+	       (unsigned long)mem_available_kb() / 4)
+		most /= 2;
 	n = buddy_free(nr);
 	if (n <= self->group_order)
 		return -EIO;
