@@ -608,6 +608,19 @@ int fault_injection_setup(void)
 	       fault_attr(FAILSLAB, "task-filter", 1);
 }
 
+/*
+ * The fault injection in debugfs @dir fails @probability % of the eligible
+ * calls of the tasks that ask, every call eligible (interval 1, no space),
+ * @times failures in all (-1: no limit).
+ */
+int fault_inject(const char *dir, long times, int probability)
+{
+	return fault_attr(dir, "times", times) ?:
+	       fault_attr(dir, "interval", 1) ?:
+	       fault_attr(dir, "space", 0) ?:
+	       fault_attr(dir, "probability", probability);
+}
+
 /* The documented defaults back, whatever failed. */
 void fault_injection_restore(void)
 {

@@ -93,6 +93,7 @@ unsigned long vmap_pmd_pages(void);
 /* The kernel's fault injection (CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAILSLAB). */
 int fault_attr(const char *dir, const char *attr, long v);
 int fault_injection_setup(void);
+int fault_inject(const char *dir, long times, int probability);
 void fault_injection_restore(void);
 
 /* The synthetic PMUs' vmap() call site, as /proc/vmallocinfo names it. */

@@ -29,10 +29,7 @@
 static int fail_orders_from(int min_order)
 {
 	return fault_attr(FAIL_PAGE_ALLOC, "min-order", min_order) ?:
-	       fault_attr(FAIL_PAGE_ALLOC, "times", -1) ?:
-	       fault_attr(FAIL_PAGE_ALLOC, "interval", 1) ?:
-	       fault_attr(FAIL_PAGE_ALLOC, "space", 0) ?:
-	       fault_attr(FAIL_PAGE_ALLOC, "probability", 100);
+	       fault_inject(FAIL_PAGE_ALLOC, -1, 100);
 }
 
 static int fail_orders_off(void)

@@ -113,14 +113,8 @@ FIXTURE_SETUP(soak)
 	self->inject = true;
 	if (fault_injection_setup() ?:
 	    fault_attr(FAIL_PAGE_ALLOC, "min-order", 0) ?:
-	    fault_attr(FAIL_PAGE_ALLOC, "interval", 1) ?:
-	    fault_attr(FAIL_PAGE_ALLOC, "space", 0) ?:
-	    fault_attr(FAIL_PAGE_ALLOC, "times", SOAK_TIMES) ?:
-	    fault_attr(FAIL_PAGE_ALLOC, "probability", 20) ?:
-	    fault_attr(FAILSLAB, "interval", 1) ?:
-	    fault_attr(FAILSLAB, "space", 0) ?:
-	    fault_attr(FAILSLAB, "times", SOAK_TIMES) ?:
-	    fault_attr(FAILSLAB, "probability", 2)) {
+	    fault_inject(FAIL_PAGE_ALLOC, SOAK_TIMES, 20) ?:
+	    fault_inject(FAILSLAB, SOAK_TIMES, 2)) {
 		fault_injection_restore();
 		ASSERT_TRUE(false)
 			TH_LOG("cannot set up fault injection in debugfs");
