@@ -24,9 +24,12 @@
 #             server on the port, a run whose job ends Incomplete,
 #             lava-worker killed under a running job (then started again:
 #             the job ends Canceled); stop.  "selftest qemu" also runs
-#             PERF_AUX_LAB_RUNS (default reference-<BASE>-arm64-4k) through
-#             the lab and compares their results with the direct runs'
-#             (PERF_AUX_LAB_DIRECT, default out/results) case by case.
+#             PERF_AUX_LAB_RUNS through the lab, submitted together
+#             (default reference-<BASE>-arm64-4k, and stock-<BASE>-arm64-4k
+#             and reference-<BASE>-arm64-16k where built: two at a time on
+#             the two devices), prints their wall time against the sum of
+#             their run times, and compares their results with the direct
+#             runs' (PERF_AUX_LAB_DIRECT, default out/results) case by case.
 #             One "ok - lava: lab: ..." / "not ok - ..." line a check (the
 #             lava_lab stage of scripts/check.sh counts them); exit 1 if
 #             any is not ok.  Its files: out/lab/.
@@ -693,6 +696,23 @@ compare()
 	[ $ok = 0 ] || grep '^flaky' "$SELFTEST/$run.flakes" | head -20 | sed 's/^/# /'
 }
 
+# default_runs BASE: the reference arm64-4k run of BASE, and beside it the
+# stock control and the 16K reference run where they were built (the full
+# tier's stock and targets stages build them before its lava_lab stage):
+# submitted together, they run side by side on the lab's two devices.
+default_runs()
+{
+	local runs=reference-$1-arm64-4k tree=$PERF_AUX_CACHE/trees/$1
+
+	if [ -f "$tree-stock/.build-arm64-4k/initramfs.cpio.gz" ]; then
+		runs="$runs stock-$1-arm64-4k"
+	fi
+	if [ -f "$tree-reference/.build-arm64-16k/initramfs.cpio.gz" ]; then
+		runs="$runs reference-$1-arm64-16k"
+	fi
+	echo "$runs"
+}
+
 # selftest_end STATUS: a selftest stopped before its end is a failed check;
 # what start started is stopped in every case.
 selftest_end()
@@ -764,12 +784,14 @@ cmd_selftest()
 	worker_killed
 
 	if [ "${1:-}" = qemu ]; then
-		runs=${PERF_AUX_LAB_RUNS:-reference-$base-arm64-4k}
+		runs=${PERF_AUX_LAB_RUNS:-$(default_runs "$base")}
 		start=$(date +%s)
 		rc=0
 		# shellcheck disable=SC2086
 		LAVA_WAIT=$QEMU_WAIT try "$SELFTEST/runs.out" $runs || rc=$?
-		check $rc "$runs through the lab: Complete, results collected ($(($(date +%s) - start)) s)"
+		check $rc "$runs through the lab: Complete, results collected ($(($(date +%s) - start)) s$(
+			sed -n 's/^submit: [0-9]* jobs in \([0-9]*\) s from submission; one after another they would run \([0-9]*\) s$/: jobs \1 s, serially \2 s/p' \
+				"$SELFTEST/runs.out"))"
 		for run in $runs; do
 			if [ -d "$SELFTEST/results/$run" ]; then
 				compare "$run"

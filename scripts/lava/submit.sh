@@ -358,7 +358,7 @@ worker_of()
 # HEALTH[i] is each job's health, "" while it runs.
 wait_all()
 {
-	local deadline=$((START + WAIT)) i state left last=()
+	local deadline=$((START + WAIT)) i state left last=() times
 
 	say "waiting for job(s) ${IDS[*]}, at most $WAIT s from submission (LAVA_WAIT)"
 	while :; do
@@ -368,7 +368,9 @@ wait_all()
 			state=$(job_state "${IDS[$i]}")
 			if [ "${state%% *}" = Finished ]; then
 				read -r _ "HEALTH[$i]" _ <<< "$state"
-				say "job ${IDS[$i]} (${NAMES[$i]}): ${HEALTH[$i]}, $(($(date +%s) - START)) s from submission, $(job_times "${IDS[$i]}")"
+				times=$(job_times "${IDS[$i]}")
+				RAN[i]=$(sed -n 's/.*, ran \([0-9]*\) s$/\1/p' <<< "$times")
+				say "job ${IDS[$i]} (${NAMES[$i]}): ${HEALTH[$i]}, $(($(date +%s) - START)) s from submission, $times"
 				continue
 			fi
 			left=$((left + 1))
@@ -378,11 +380,28 @@ wait_all()
 			fi
 			STATE[i]=$state
 		done
-		[ "$left" -gt 0 ] || return 0
+		if [ "$left" -eq 0 ]; then
+			lab_time
+			return 0
+		fi
 		[ "$(date +%s)" -lt "$deadline" ] || break
 		sleep "$POLL"
 	done
 	timed_out
+}
+
+# lab_time: the jobs' wall time from submission against the sum of their
+# run times, what one device would have taken running them one after
+# another (issue 16: the lab's parallel runs against serial ones).
+lab_time()
+{
+	local i sum=0
+
+	[ "${#IDS[@]}" -gt 1 ] || return 0
+	for i in "${!IDS[@]}"; do
+		sum=$((sum + ${RAN[$i]:-0}))
+	done
+	say "${#IDS[@]} jobs in $(($(date +%s) - START)) s from submission; one after another they would run $sum s"
 }
 
 # timed_out: the jobs LAVA_WAIT left unfinished: canceled, and each one's
@@ -547,7 +566,7 @@ main()
 	PERF_AUX_OUT=$(cd "$PERF_AUX_OUT" && pwd)
 	STAGE=$(mktemp -d "$PERF_AUX_OUT/lava/submit/$(date +%Y%m%d-%H%M%S)-XXXX")
 	chmod 755 "$STAGE"
-	FILES=() NAMES=() KINDS=() IDS=() HEALTH=() STATE=() FAULT=() COLLECTED=()
+	FILES=() NAMES=() KINDS=() IDS=() HEALTH=() STATE=() FAULT=() COLLECTED=() RAN=()
 	for arg in "${args[@]}"; do
 		case "$arg" in
 		*.yaml) FILES+=("$arg") NAMES+=("$arg") KINDS+=(jobs) ;;
