@@ -472,7 +472,14 @@ module_mutant()
 	suites=$(sed -n 's/^Killed-by: perf_aux\.//p' "$1")
 	variant=$(sed -n 's/^Boot: //p' "$1")
 	[ "${PERF_AUX_PEERS:-0}" != 1 ] || peer_off=("$PEER_OFF")
-	mutant_build "$1" default "$4-kunit.log" "${peer_off[@]}" || return 0
+	# Built for its boot: a configuration variant (sanitize) is a build of
+	# its own, without the peers, which no module mutant runs: the peers'
+	# configuration beside it would be one more cold build.
+	if [ -n "$(variant_config "${variant:-default}")" ]; then
+		peer_off=()
+		local -x PERF_AUX_PEERS=0
+	fi
+	mutant_build "$1" "${variant:-default}" "$4-kunit.log" "${peer_off[@]}" || return 0
 	"$PERF_AUX_ROOT/scripts/kselftest.sh" mutant arm64-4k "${variant:-default}" \
 		"$4-kselftest.log" "${peer_off[@]}" \
 		${MODULE_MUTANT_TESTS:+"$MODULE_MUTANT_TESTS"} \

@@ -458,6 +458,52 @@ int kmsg_warnings(int fd)
 }
 
 /*
+ * kmemleak's suspects allocated on a path through @func (a symbol of their
+ * backtraces): the addresses of the first @max in @addrs, the first one's
+ * report in @first (if @len), their number returned; -1 without kmemleak.
+ * It scans first, twice as the init does: a pointer that was only moving
+ * between two places during one scan does not make a suspect.
+ */
+int kmemleak_suspects(const char *func, unsigned long *addrs, int max,
+		      char *first, size_t len)
+{
+	static char text[1 << 20];
+	char *obj, *next;
+	int fd, n = 0;
+	ssize_t got, total = 0;
+
+	fd = open(KMEMLEAK, O_RDWR);
+	if (fd < 0)
+		return -1;
+	if (write(fd, "scan", 4) != 4 || write(fd, "scan", 4) != 4) {
+		close(fd);
+		return -1;
+	}
+	lseek(fd, 0, SEEK_SET);
+	while (total < (ssize_t)sizeof(text) - 1 &&
+	       (got = read(fd, text + total, sizeof(text) - 1 - total)) > 0)
+		total += got;
+	close(fd);
+	text[total] = '\0';
+	if (first && len)
+		first[0] = '\0';
+	for (obj = strstr(text, "unreferenced object 0x"); obj; obj = next) {
+		next = strstr(obj + 1, "unreferenced object 0x");
+		if (next)
+			next[-1] = '\0';
+		if (!strstr(obj, func))
+			continue;
+		if (n < max)
+			addrs[n] = strtoul(obj + strlen("unreferenced object "),
+					   NULL, 16);
+		if (!n && first && len)
+			snprintf(first, len, "%s", obj);
+		n++;
+	}
+	return n;
+}
+
+/*
  * The most translation entries the rules allow for AUX chunks of @orders,
  * in their order.  Each chunk is naturally aligned in physical memory, so
  * it can take a granule wherever its offset in an area aligned to the

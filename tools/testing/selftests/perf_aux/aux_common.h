@@ -19,6 +19,7 @@
 #define ARM64_PTDUMP "/sys/kernel/debug/kernel_page_tables"
 #define FAIL_PAGE_ALLOC "/sys/kernel/debug/fail_page_alloc"
 #define FAILSLAB "/sys/kernel/debug/failslab"
+#define KMEMLEAK "/sys/kernel/debug/kmemleak"
 
 /* Constant skip reasons: they end up in result names. */
 #define NO_TEST_PMU "no synthetic AUX PMU (CONFIG_TEST_AUX_PMU)"
@@ -29,6 +30,7 @@
 #define NO_MLOCK_ROOM "buffer beyond perf_event_mlock_kb without CAP_IPC_LOCK"
 #define BASE_PAGES_ONLY "vmap() maps base pages only"
 #define NO_FAULT_INJECTION "no fail_page_alloc and failslab in debugfs"
+#define NO_KMEMLEAK "no kmemleak in debugfs"
 
 /* The synthetic PMUs and the capability each stands for. */
 enum aux_caps { CAPS_NONE, CAPS_LARGE, CAPS_NOSG };
@@ -135,5 +137,7 @@ int aux_records_read(struct aux_buffer *b,
 		     void *ctx);
 int kmsg_open_at_end(void);
 int kmsg_warnings(int fd);
+int kmemleak_suspects(const char *func, unsigned long *addrs, int max,
+		      char *first, size_t len);
 
 #endif /* PERF_AUX_COMMON_H */
