@@ -633,10 +633,17 @@ static void vmap_granule_map_test(struct kunit *test)
 		   granule_entries(seen), granule_entries(rule));
 	misaligned = vc->shape->aligned_runs &&
 		     !IS_ALIGNED((unsigned long)vc->addr, 1UL << best);
+	/*
+	 * Where vmap() maps base pages only, a shape with a run that permits
+	 * a block is skipped whether or not its area happened to land where
+	 * the model expects PTEs: where the VA allocator puts an area is luck,
+	 * and two boots of one kernel must give one result.
+	 */
+	if (!strict && !feature_present && !any_large &&
+	    (bad || misaligned || best > PAGE_SHIFT))
+		kunit_skip(test, BASE_PAGES_ONLY);
 	if (!bad && !misaligned)
 		return;
-	if (!strict && !feature_present && !any_large)
-		kunit_skip(test, BASE_PAGES_ONLY);
 	/* The shape as it came (its first runs), so that it can be rebuilt. */
 	kunit_info(test, "%u pages, in runs:\n", vc->nr);
 	for (start = 0, i = 0; start < vc->nr; start += len, i++) {
