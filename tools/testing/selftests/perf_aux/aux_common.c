@@ -457,6 +457,60 @@ int kmsg_warnings(int fd)
 	return warnings;
 }
 
+/* Free blocks per order, all zones, from /proc/buddyinfo; orders read. */
+int buddy_free(unsigned long *nr)
+{
+	char line[512], *tok;
+	int order, n = 0;
+	FILE *f;
+
+	memset(nr, 0, MAX_ORDERS * sizeof(*nr));
+	f = fopen("/proc/buddyinfo", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		/* "Node 0, zone   Normal  n0 n1 ... nMAX" */
+		strtok(line, "\n ");
+		for (order = 0; order < 3 && strtok(NULL, "\n "); order++)
+			;
+		for (order = 0; order < MAX_ORDERS &&
+		     (tok = strtok(NULL, "\n ")); order++)
+			nr[order] += strtoul(tok, NULL, 10);
+		n = order;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Pages free in blocks of @order or more. */
+unsigned long buddy_free_from(const unsigned long *nr, int n, int order)
+{
+	unsigned long pages = 0;
+
+	for (; order < n; order++)
+		pages += nr[order] << order;
+	return pages;
+}
+
+/*
+ * The highest order up to @top whose blocks and larger ones the buddy
+ * lists hold twice @pages of (another task may take some first); -1 if
+ * not even order 0, or buddyinfo is unreadable.  Below @top, a buffer of
+ * @pages may fall back for want of memory, as the rule allows.
+ */
+int buddy_room_order(unsigned long pages, int top)
+{
+	unsigned long nr[MAX_ORDERS];
+	int n = buddy_free(nr), order;
+
+	if (n <= 0)
+		return -1;
+	for (order = top < n ? top : n - 1; order >= 0; order--)
+		if (buddy_free_from(nr, n, order) >= 2 * pages)
+			return order;
+	return -1;
+}
+
 /*
  * kmemleak's suspects allocated on a path through @func (a symbol of their
  * backtraces): the addresses of the first @max in @addrs, the first one's

@@ -31,6 +31,7 @@
 #define BASE_PAGES_ONLY "vmap() maps base pages only"
 #define NO_FAULT_INJECTION "no fail_page_alloc and failslab in debugfs"
 #define NO_KMEMLEAK "no kmemleak in debugfs"
+#define NO_FREE_BLOCK "no free block of the order the rule asks"
 
 /* The synthetic PMUs and the capability each stands for. */
 enum aux_caps { CAPS_NONE, CAPS_LARGE, CAPS_NOSG };
@@ -64,6 +65,12 @@ long sysctl_read(const char *path);
 int sysctl_write(const char *path, long v);
 long meminfo_kb(const char *field);
 long mem_available_kb(void);
+
+/* /proc/buddyinfo: a column per order, at most this many. */
+#define MAX_ORDERS 32
+int buddy_free(unsigned long *nr);
+unsigned long buddy_free_from(const unsigned long *nr, int n, int order);
+int buddy_room_order(unsigned long pages, int top);
 int aux_model_orders(enum aux_caps caps, bool snapshot, unsigned long nr_pages,
 		     unsigned long watermark, int *orders, int max);
 

@@ -39,7 +39,6 @@
 /* What the fill leaves free above what the kernel keeps for itself. */
 #define FRAG_ROOM_KB (8L << 10)
 #define MAX_CHUNKS 8192
-#define MAX_ORDERS 32
 #define PAGEMAP_PFN ((1ULL << 55) - 1)
 #define PAGEMAP_PRESENT 0x8000000000000000ULL
 
@@ -53,41 +52,6 @@ static const char * const frag_sysctls[] = {
 static const long frag_values[] = { 0, 1000, 0, 0 };
 
 #define NR_SYSCTLS ARRAY_SIZE(frag_sysctls)
-
-/* Free blocks per order, all zones, from /proc/buddyinfo; orders read. */
-static int buddy_free(unsigned long *nr)
-{
-	char line[512], *tok;
-	int order, n = 0;
-	FILE *f;
-
-	memset(nr, 0, MAX_ORDERS * sizeof(*nr));
-	f = fopen("/proc/buddyinfo", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		/* "Node 0, zone   Normal  n0 n1 ... nMAX" */
-		strtok(line, "\n ");
-		for (order = 0; order < 3 && strtok(NULL, "\n "); order++)
-			;
-		for (order = 0; order < MAX_ORDERS &&
-		     (tok = strtok(NULL, "\n ")); order++)
-			nr[order] += strtoul(tok, NULL, 10);
-		n = order;
-	}
-	fclose(f);
-	return n;
-}
-
-/* Pages free in blocks of @order or more. */
-static unsigned long free_from(const unsigned long *nr, int n, int order)
-{
-	unsigned long pages = 0;
-
-	for (; order < n; order++)
-		pages += nr[order] << order;
-	return pages;
-}
 
 /*
  * What the kernel keeps free beyond anyone's reach, in kB, from
@@ -311,7 +275,7 @@ static int fragment_memory(struct __test_metadata *_metadata,
 	n = buddy_free(nr);
 	if (n <= self->group_order)
 		return -EIO;
-	self->large_free = free_from(nr, n, self->group_order);
+	self->large_free = buddy_free_from(nr, n, self->group_order);
 	if (2 * self->large_free > most) {
 		hog = 1UL << ilog2_ul(self->large_free - most / 4);
 		if (hog > most)
@@ -323,7 +287,7 @@ static int fragment_memory(struct __test_metadata *_metadata,
 			return ret;
 		}
 		n = buddy_free(nr);
-		self->large_free = free_from(nr, n, self->group_order);
+		self->large_free = buddy_free_from(nr, n, self->group_order);
 	}
 	/* Twice what large blocks hold, and chunks above the groups' size. */
 	self->pages = 1UL << (self->group_order + 2);
@@ -336,7 +300,7 @@ static int fragment_memory(struct __test_metadata *_metadata,
 		return 1;
 	/* The largest order whose free blocks could hold the buffer twice. */
 	for (self->floor = n - 1; self->floor > 0; self->floor--)
-		if (free_from(nr, n, self->floor) >= 2 * self->pages)
+		if (buddy_free_from(nr, n, self->floor) >= 2 * self->pages)
 			break;
 	TH_LOG("fill %zu MiB, %lu pages kept; free in blocks of order %d up: %lu pages",
 	       self->fill_bytes >> 20, self->kept, self->group_order,
