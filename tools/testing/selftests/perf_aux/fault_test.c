@@ -404,7 +404,7 @@ TEST_F_TIMEOUT(fault, failed_mmap_leaks_nothing, 120)
 	unsigned long before[64], after[64];
 	int n_before, n_after, i, j, leaked = 0, caps, points;
 	int failed = 0, coped = 0;
-	char first[2048];
+	char first[2048], *line;
 
 	n_before = kmemleak_suspects("perf_mmap", before, 64, NULL, 0);
 	if (n_before < 0)
@@ -433,9 +433,14 @@ TEST_F_TIMEOUT(fault, failed_mmap_leaks_nothing, 120)
 	}
 	TH_LOG("mmap() failed at %d fault points, coped with %d", failed,
 	       coped);
-	EXPECT_EQ(0, leaked)
-		TH_LOG("%d objects allocated under perf_mmap() leaked:\n%s",
-		       leaked, first);
+	if (!leaked)
+		return;
+	TH_LOG("%d objects allocated under perf_mmap() leaked, the first:",
+	       leaked);
+	/* A line each: the report's own lines would break the KTAP. */
+	for (line = strtok(first, "\n"); line; line = strtok(NULL, "\n"))
+		TH_LOG("%s", line);
+	EXPECT_EQ(0, leaked);
 }
 
 TEST_HARNESS_MAIN
