@@ -336,8 +336,9 @@ static int fail_nth(long n)
 /*
  * Every fault point the AUX mmap() of @pages on PMU @type reaches fails
  * once, in turn, until one past the last: ENOMEM, or a fallback that
- * copes; never another errno, never a vmap left (beyond @vmaps).  fail-nth reads 0 after
- * the call when it was used.  Returns the number of fault points.
+ * copes; never another errno, never a vmap left (beyond @vmaps).
+ * fail-nth reads 0 after the call when it was used.  Returns the number
+ * of fault points.
  */
 static int fail_each_point(struct __test_metadata *_metadata, int vmaps,
 			   int type, unsigned long pages, int *failed,
@@ -424,12 +425,12 @@ TEST_F_TIMEOUT(fault, failed_mmap_leaks_nothing, 120)
 	n_after = kmemleak_suspects("perf_mmap", after, 64, first,
 				    sizeof(first));
 	ASSERT_LE(0, n_after);
+	/* New suspects: not among those listed before (the first 64). */
+	n_before = n_before < 64 ? n_before : 64;
 	for (i = 0; i < n_after && i < 64; i++) {
-		for (j = 0; j < n_before && j < 64; j++)
-			if (after[i] == before[j])
-				break;
-		if (j == n_before || j == 64)
-			leaked++;
+		for (j = 0; j < n_before && after[i] != before[j]; j++)
+			;
+		leaked += j == n_before;
 	}
 	TH_LOG("mmap() failed at %d fault points, coped with %d", failed,
 	       coped);

@@ -300,9 +300,9 @@ static int fragment_memory(struct __test_metadata *_metadata,
 	    (unsigned long)mem_available_kb() / 2)
 		return 1;
 	/* The largest order whose free blocks could hold the buffer twice. */
-	for (self->floor = n - 1; self->floor > 0; self->floor--)
-		if (buddy_free_from(nr, n, self->floor) >= 2 * self->pages)
-			break;
+	self->floor = buddy_room_order(self->pages, n - 1);
+	if (self->floor < 0)
+		self->floor = 0;
 	TH_LOG("fill %zu MiB, %lu pages kept; free in blocks of order %d up: %lu pages",
 	       self->fill_bytes >> 20, self->kept, self->group_order,
 	       self->large_free);
