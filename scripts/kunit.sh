@@ -93,8 +93,9 @@ main()
 		kargs+=("--kernel_args=$a")
 	done
 
-	# The module variant: test_aux_pmu=m over boot.config's =y.
-	[ "$variant" != module ] || configs+=(--kconfig_add=CONFIG_TEST_AUX_PMU=m)
+	# The sanitize configuration: test_aux_pmu=m over boot.config's =y.
+	[ "$(variant_build "$variant")" != sanitize ] ||
+		configs+=(--kconfig_add=CONFIG_TEST_AUX_PMU=m)
 
 	cd "$tree"
 	stage "build $(tree_name "$name" "$(run_base)") $build" kunit_build "$log.build" "${common[@]}" \

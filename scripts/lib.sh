@@ -17,10 +17,12 @@ PERF_AUX_KERNELS="reference stock"
 # A variant is a configuration (its own build directory) or a boot
 # parameter on top of a target's default kernel.  nonroot runs the
 # kselftests as an unprivileged user; fail_setup makes the fixtures that
-# change a sysctl fail on purpose (scripts/initramfs/init); module builds
-# lib/test_aux_pmu.c as a module, which the kselftests load themselves.
-PERF_AUX_VARIANTS="default strict nohugevmalloc hugetlb ptdump sanitize
-	module nonroot fail_setup smp soak"
+# change a sysctl fail on purpose (scripts/initramfs/init).  Two
+# configurations carry what would otherwise be builds of their own: hugetlb
+# has the page-table dump too, and sanitize builds lib/test_aux_pmu.c as a
+# module, which the kselftests load themselves.
+PERF_AUX_VARIANTS="default strict nohugevmalloc hugetlb sanitize nonroot
+	fail_setup smp soak"
 # perf/aux "Allocate non-contiguous AUX pages by default" reached Debian 6.12
 # in 6.12.113; older sources lack PERF_PMU_CAP_AUX_PREFER_LARGE.
 PERF_AUX_MIN_DEBIAN=6.12.113
@@ -128,7 +130,7 @@ variant_build()
 variant_config()
 {
 	case "$(variant_build "$1")" in
-	hugetlb | ptdump | sanitize | module)
+	hugetlb | sanitize)
 		echo "$PERF_AUX_ROOT/scripts/config/variant-$(variant_build "$1").config" ;;
 	esac
 }

@@ -32,8 +32,10 @@
                                     beside the computed minimum, skips by
                                     reason, the mutation score; logs and
                                     mutants default to the runs' out/ tree
-  results.py flakes DIR...         cases whose result differs between the
-                                    round directories (scripts/repeat.sh)
+  results.py flakes DIR... [--except SUITE]...
+                                    cases whose result differs between the
+                                    round directories (scripts/repeat.sh),
+                                    or two runs, but in the suites named
   results.py peers LOG OUTDIR       lib/test_vmalloc.c's summary lines in a
                                     boot log, as the suite peer.test_vmalloc
   results.py bench BASE_DIR NEW_DIR  vmap benchmark of two runs, as ratios

@@ -36,7 +36,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
 
 def cmd_flakes(args: argparse.Namespace) -> int:
-    found = verdicts.flakes(args.dirs)
+    found = verdicts.flakes(args.dirs, tuple(args.exclude))
     print('\n'.join(found.lines()))
     return 1 if found.flaky else 0
 
@@ -105,7 +105,10 @@ def results_main(argv: Optional[List[str]] = None) -> int:
     p = sub.add_parser('summary')
     p.add_argument('dirs', nargs='+')
     p.add_argument('--report')
-    sub.add_parser('flakes').add_argument('dirs', nargs='+')
+    p = sub.add_parser('flakes')
+    p.add_argument('dirs', nargs='+')
+    p.add_argument('--except', dest='exclude', action='append', default=[],
+                   metavar='SUITE')
     p = sub.add_parser('report')
     p.add_argument('--results', default=os.path.join(runs.OUT, 'results'))
     p.add_argument('--out', default=os.path.join(runs.OUT, 'report.md'))
