@@ -357,7 +357,11 @@ peer_baseline()
 	$RESULTS kunit "$log" "$res"
 	$RESULTS peers "$log" "$res"
 	peer_selftests baseline strict "$res"
-	expect "$res" peer.test_vmalloc --min-passed 5 --failure
+	# The peer ran: the cases its default run_test_mask selects (three
+	# smoke tests from 7.x; all on 6.12, where align_shift_alloc_test fails
+	# by design, not yet an expected failure) passed, beyond what fails by
+	# design.
+	expect "$res" peer.test_vmalloc --min-passed 3 --failure-allowed
 }
 
 # mutant_patch DIR NAME: the patch of mutant NAME for this base: a base's

@@ -40,7 +40,8 @@
                                     boot log, as the suite peer.test_vmalloc
   results.py bench BASE_DIR NEW_DIR  vmap benchmark of two runs, as ratios
   results.py expect DIR SUITE [--min-passed N] [--min-skipped N]
-                    [--skip-reason TEXT] (--no-failure | --failure)
+                    [--skip-reason TEXT]
+                    (--no-failure | --failure | --failure-allowed)
                                     one verdict line on a suite's outcome;
                                     exit 0 when it is as expected
 

@@ -135,6 +135,9 @@ def results_main(argv: Optional[List[str]] = None) -> int:
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument('--no-failure', dest='failure', action='store_false')
     group.add_argument('--failure', dest='failure', action='store_true')
+    # What a peer fails by design differs from base to base.
+    group.add_argument('--failure-allowed', dest='failure',
+                       action='store_const', const=None)
     args = parser.parse_args(argv)
     handlers: Dict[str, Callable[[argparse.Namespace], int]] = {
         'kunit': _split(ktap.split_kunit),

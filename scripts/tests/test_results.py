@@ -216,6 +216,15 @@ class SummaryTest(unittest.TestCase):
         self.assertEqual(1, rc)
         self.assertIn('failures: aux_alloc_bad_input_test)', out)
 
+    def test_expect_failure_allowed_still_counts_passes(self) -> None:
+        rc, _ = self.run_main('expect', self.dir, 'perf_aux_alloc',
+                              '--failure-allowed', '--min-passed', '2')
+        self.assertEqual(0, rc)
+        rc, out = self.run_main('expect', self.dir, 'perf_aux_alloc',
+                                '--failure-allowed', '--min-passed', '3')
+        self.assertEqual(1, rc)
+        self.assertIn('fewer than 3 passed', out)
+
     def test_expect_minimum_passed(self) -> None:
         rc, out = self.run_main('expect', self.dir, 'vmap_granule',
                                 '--no-failure', '--min-passed', '2')
