@@ -327,6 +327,12 @@ PEER_OFF="test_vmalloc.run_test_mask=0"
 # QEMU kernel cannot open: they fail (by timeout, 2 minutes) on every kernel.
 PEER_PERF_EVENTS="perf_aux.tests=perf_events:watermark_signal,perf_events:mmap"
 
+# Every boot of a mutant kernel: one that oopses panics, and panic=-1
+# reboots it at once.  Otherwise KUnit waits out the dead test's thread and
+# the boot its 10-minute timeout (cont_for_short_run's BUG in vmap on 7.3):
+# the oops is the failure that kills the mutant either way.
+MUTANT_OOPS="oops=panic"
+
 # mutant_run NAME: the name of mutant NAME's results on this base.
 mutant_run()
 {
@@ -339,7 +345,7 @@ peer_selftests()
 	local log="$PERF_AUX_OUT/logs/mutant-$(mutant_run "$1")-perf_events.log"
 
 	KSELFTEST_TARGETS=perf_events "$PERF_AUX_ROOT/scripts/kselftest.sh" \
-		mutant arm64-4k "$2" "$log" "$PEER_OFF" "$PEER_PERF_EVENTS" \
+		mutant arm64-4k "$2" "$log" "$MUTANT_OOPS" "$PEER_OFF" "$PEER_PERF_EVENTS" \
 		> /dev/null 2>&1 || true
 	$RESULTS kselftest "$log" "$3"
 }
@@ -412,7 +418,7 @@ mutant_build()
 		return 1
 	fi
 	"$PERF_AUX_ROOT/scripts/kunit.sh" mutant arm64-4k "$variant" "$log" \
-		"$@" > "$log.out" 2>&1 || rc=$?
+		"$MUTANT_OOPS" "$@" > "$log.out" 2>&1 || rc=$?
 	grep '^ccache: ' "$log.out" || true
 	if [ "$rc" -gt 1 ]; then
 		tail -20 "$log.out"
@@ -489,7 +495,7 @@ module_mutant()
 	fi
 	mutant_build "$1" "${variant:-default}" "$4-kunit.log" "${peer_off[@]}" || return 0
 	"$PERF_AUX_ROOT/scripts/kselftest.sh" mutant arm64-4k "${variant:-default}" \
-		"$4-kselftest.log" "${peer_off[@]}" \
+		"$4-kselftest.log" "$MUTANT_OOPS" "${peer_off[@]}" \
 		${MODULE_MUTANT_TESTS:+"$MODULE_MUTANT_TESTS"} \
 		> /dev/null 2>&1 || true
 	$RESULTS kselftest "$4-kselftest.log" "$3"
