@@ -24,7 +24,7 @@ set -euo pipefail
 # (busybox sh and awk) and of the ETE decoder (trc_pkt_lister).
 COMMON="bc bison flex libelf-dev libssl-dev ccache cpio
 	gcc make xz-utils rsync kmod python3 gzip libopencsd-bin busybox-static"
-ARM64="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm"
+ARM64="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm g++"
 X86="qemu-system-x86 busybox-static libc6-dev"
 # lava-run --validate of the board jobs looks for a TFTP directory and
 # telnet (the stand-in devices' consoles), hence tftpd-hpa and telnet.
@@ -194,6 +194,18 @@ fetch_base()
 	echo "$version" > "$dst/.perf_aux-debian"
 }
 
+# The cross compiler's plugin headers (and g++ to build plugins with): the
+# sanitize build erases kernel stacks with GCC's stackleak plugin.  Every
+# arm64 build gets them, so that no configuration depends on which builds
+# ran on the machine before (GCC_PLUGINS defaults to y where they are).
+install_gcc_plugin_headers()
+{
+	local major
+
+	major=$(aarch64-linux-gnu-gcc -dumpversion | cut -d. -f1)
+	install_packages "gcc-$major-plugin-dev-aarch64-linux-gnu"
+}
+
 main()
 {
 	local pkgs=$COMMON target
@@ -213,7 +225,7 @@ main()
 	install_packages $pkgs
 	for target in "$@"; do
 		case "$target" in
-		arm64-*) fetch_arm64_busybox ;;
+		arm64-*) install_gcc_plugin_headers; fetch_arm64_busybox ;;
 		lava) fetch_lava_files ;;
 		base-*) fetch_base "${target#base-}" ;;
 		esac

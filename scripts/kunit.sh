@@ -58,6 +58,21 @@ kunit_exec()
 	return "$rc"
 }
 
+# kmemleak takes a stale pointer left deep in a kernel stack for a
+# reference: an object leaked by a system call stays unseen while the task
+# that made the call lives (a failed AUX mmap()'s page array did, in
+# fault_test).  Erasing the stack on return to user space (GCC's stackleak
+# plugin) leaves only live pointers there.  The option is KSTACK_ERASE
+# since 6.16, GCC_PLUGIN_STACKLEAK before: the tree's Kconfig says which.
+stack_erase_option()
+{
+	if grep -q '^config KSTACK_ERASE$' "$1/security/Kconfig.hardening"; then
+		echo CONFIG_KSTACK_ERASE
+	else
+		echo CONFIG_GCC_PLUGIN_STACKLEAK
+	fi
+}
+
 # With PERF_AUX_PEERS=1, mutant kernels also carry the peer test_vmalloc
 # (scripts/config/peers.config).
 peers_config()
@@ -93,9 +108,12 @@ main()
 		kargs+=("--kernel_args=$a")
 	done
 
-	# The sanitize configuration: test_aux_pmu=m over boot.config's =y.
-	[ "$(variant_build "$variant")" != sanitize ] ||
+	# The sanitize configuration: test_aux_pmu=m over boot.config's =y,
+	# and the kernel stack erased on each return to user space.
+	if [ "$(variant_build "$variant")" = sanitize ]; then
 		configs+=(--kconfig_add=CONFIG_TEST_AUX_PMU=m)
+		configs+=("--kconfig_add=$(stack_erase_option "$tree")=y")
+	fi
 
 	cd "$tree"
 	stage "build $(tree_name "$name" "$(run_base)") $build" kunit_build "$log.build" "${common[@]}" \

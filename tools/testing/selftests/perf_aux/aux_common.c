@@ -512,6 +512,22 @@ int buddy_room_order(unsigned long pages, int top)
 }
 
 /*
+ * buddy_room_order(), after one compaction if the buddy lists are short of
+ * @top: a guest whose large blocks were split at boot (page cache, a LAVA
+ * overlay unpacked into RAM) gets them back, so that a test skips for want
+ * of memory only when there is none.  Without CONFIG_COMPACTION nothing
+ * is compacted.
+ */
+int buddy_room_order_compact(unsigned long pages, int top)
+{
+	int room = buddy_room_order(pages, top);
+
+	if (room < top && !sysctl_write(COMPACT_MEMORY, 1))
+		room = buddy_room_order(pages, top);
+	return room;
+}
+
+/*
  * kmemleak's suspects allocated on a path through @func (a symbol of their
  * backtraces): the addresses of the first @max in @addrs, the first one's
  * report in @first (if @len), their number returned; -1 without kmemleak.

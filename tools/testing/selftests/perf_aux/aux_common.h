@@ -20,6 +20,7 @@
 #define FAIL_PAGE_ALLOC "/sys/kernel/debug/fail_page_alloc"
 #define FAILSLAB "/sys/kernel/debug/failslab"
 #define KMEMLEAK "/sys/kernel/debug/kmemleak"
+#define COMPACT_MEMORY "/proc/sys/vm/compact_memory"
 
 /* Constant skip reasons: they end up in result names. */
 #define NO_TEST_PMU "no synthetic AUX PMU (CONFIG_TEST_AUX_PMU)"
@@ -71,6 +72,7 @@ long mem_available_kb(void);
 int buddy_free(unsigned long *nr);
 unsigned long buddy_free_from(const unsigned long *nr, int n, int order);
 int buddy_room_order(unsigned long pages, int top);
+int buddy_room_order_compact(unsigned long pages, int top);
 int aux_model_orders(enum aux_caps caps, bool snapshot, unsigned long nr_pages,
 		     unsigned long watermark, int *orders, int max);
 

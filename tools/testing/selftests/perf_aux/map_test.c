@@ -166,11 +166,12 @@ FIXTURE_SETUP(aux_map)
 	/*
 	 * Whether the buddy lists can give the whole buffer at the rule's
 	 * first order: a guest that ran other tests first (a LAVA job's, with
-	 * its overlay in the ramdisk) may be short of MAX_PAGE_ORDER blocks.
+	 * its overlay in the ramdisk) may be short of MAX_PAGE_ORDER blocks
+	 * even after a compaction.
 	 */
 	aux_model_orders(variant->caps, variant->snapshot, self->nr_pages, 0,
 			 &self->top, 1);
-	self->room = buddy_room_order(self->nr_pages, self->top);
+	self->room = buddy_room_order_compact(self->nr_pages, self->top);
 	self->map_err = aux_buffer_map(&self->buf, self->fd, self->nr_pages,
 				       variant->snapshot);
 	/* The documented refusal for a user beyond the mlock limits. */

@@ -168,7 +168,7 @@ FIXTURE_SETUP(aux_pagesize)
 	/* A guest short of blocks of the rule's first order: as map_test. */
 	aux_model_orders(variant->caps, variant->snapshot,
 			 self->size / page_size(), 0, &top, 1);
-	room = buddy_room_order(self->size / page_size(), top);
+	room = buddy_room_order_compact(self->size / page_size(), top);
 	ret = aux_buffer_map(&self->buf, self->fd, self->size / page_size(),
 			     variant->snapshot);
 	if (ret == -ENOMEM && room < top)
