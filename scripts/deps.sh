@@ -195,9 +195,8 @@ fetch_base()
 }
 
 # The cross compiler's plugin headers (and g++ to build plugins with): the
-# sanitize build erases kernel stacks with GCC's stackleak plugin.  Every
-# arm64 build gets them, so that no configuration depends on which builds
-# ran on the machine before (GCC_PLUGINS defaults to y where they are).
+# sanitize build erases kernel stacks with GCC's stackleak plugin.  The
+# other configurations turn plugins off (scripts/config/boot.config).
 install_gcc_plugin_headers()
 {
 	local major

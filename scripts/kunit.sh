@@ -112,7 +112,8 @@ main()
 	# and the kernel stack erased on each return to user space.
 	if [ "$(variant_build "$variant")" = sanitize ]; then
 		configs+=(--kconfig_add=CONFIG_TEST_AUX_PMU=m)
-		configs+=("--kconfig_add=$(stack_erase_option "$tree")=y")
+		configs+=(--kconfig_add=CONFIG_GCC_PLUGINS=y
+			  "--kconfig_add=$(stack_erase_option "$tree")=y")
 	fi
 
 	cd "$tree"
