@@ -24,7 +24,7 @@ set -euo pipefail
 # (busybox sh and awk) and of the ETE decoder (trc_pkt_lister).
 COMMON="bc bison flex libelf-dev libssl-dev ccache cpio
 	gcc make xz-utils rsync kmod python3 gzip libopencsd-bin busybox-static"
-ARM64="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm g++"
+ARM64="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm"
 X86="qemu-system-x86 busybox-static libc6-dev"
 # lava-run --validate of the board jobs looks for a TFTP directory and
 # telnet (the stand-in devices' consoles), hence tftpd-hpa and telnet.
@@ -202,7 +202,7 @@ install_gcc_plugin_headers()
 	local major
 
 	major=$(aarch64-linux-gnu-gcc -dumpversion | cut -d. -f1)
-	install_packages "gcc-$major-plugin-dev-aarch64-linux-gnu"
+	install_packages g++ "gcc-$major-plugin-dev-aarch64-linux-gnu"
 }
 
 main()
