@@ -106,7 +106,7 @@ reference_run()
 	expect "$res" vmap_granule --min-passed 25 --no-failure
 	expect "$res" perf_aux.map_test --min-passed 30 --no-failure
 	# At 64K pages a PMD is 512 MiB: most pagesize buffers are more than
-	# the 1 GiB guest can hold (KUnit covers the 64K granules).
+	# the guest can hold (KUnit covers the 64K granules).
 	expect "$res" perf_aux.pagesize_test --no-failure \
 		--min-passed "$([ "$1" = arm64-64k ] && echo 2 || echo 5)"
 	trace_expectations "$1" "$2"

@@ -198,6 +198,17 @@ class GenerateTest(unittest.TestCase):
         self.assertNotIn('kunit.enable=0', kernel['image_arg'])
         self.assertIn('perf_aux.shell', kernel['image_arg'])
 
+    def test_qemu_jobs_boot_with_the_direct_runs_memory(self) -> None:
+        # Cases skip for want of memory: the LAVA job and the direct run
+        # it is compared with must have the same.
+        with open(os.path.join(ROOT, 'scripts', 'kselftest.sh')) as f:
+            direct = [line.split('=', 1)[1].strip() for line in f
+                      if line.startswith('GUEST_MEMORY_MIB=')]
+        self.assertEqual(1, len(direct))
+        for name in ('qemu-arm64-4k', 'qemu-arm64-16k'):
+            job = yaml.safe_load(generate.render(self.lab(), name))
+            self.assertEqual(int(direct[0]), job['context']['memory'], name)
+
     def test_a_missing_value_is_an_error(self) -> None:
         lab = self.lab()
         del lab['jobs']['n1sdp-spe']['kernel']
