@@ -14,11 +14,6 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 KSELFTEST_TARGETS=${KSELFTEST_TARGETS:-perf_aux}
-# The guest's memory, the same in the LAVA QEMU jobs (their template's
-# memory; a host test keeps the two equal): which cases have the memory to
-# run depends on it.  2 GiB: at 16K pages a NO_SG PMD buffer needs a free
-# 32 MiB MAX_PAGE_ORDER block, which 1 GiB did not always keep.
-GUEST_MEMORY_MIB=2048
 
 build_selftests()
 {

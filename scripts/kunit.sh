@@ -120,7 +120,8 @@ main()
 	stage "build $(tree_name "$name" "$(run_base)") $build" kunit_build "$log.build" "${common[@]}" \
 		--make_options="CC=ccache ${cross}gcc" --jobs="$(nproc)" \
 		"${configs[@]}" || exit 2
-	# Appended after kunit.py's own -cpu, which it overrides.
+	# Appended after kunit.py's own -m and -cpu, which they override.
+	kargs+=("--qemu_args=-m $GUEST_MEMORY_MIB")
 	[ "$arch" != arm64 ] || kargs+=("--qemu_args=-cpu $ARM64_QEMU_CPU")
 	stage "KUnit $(result_name "$name" "$(run_base)" "$target" "$variant")" kunit_exec "$log.exec" "${common[@]}" \
 		--timeout=600 "${kargs[@]}" || rc=$?

@@ -284,6 +284,14 @@ target_arch()
 # making a KUnit boot 4x slower (21 s instead of 5 s on 7.3).
 ARM64_QEMU_CPU=max,pauth-impdef=on
 
+# The guests' memory: the kselftest boot, the KUnit boot (over kunit.py's
+# own -m 1024) and the LAVA QEMU jobs (their template's memory; a host
+# test keeps the two equal).  Which cases have the memory to run depends
+# on it, so runs compared case by case must have the same.  2 GiB: at 16K
+# pages a NO_SG PMD buffer needs a free 32 MiB MAX_PAGE_ORDER block, which
+# 1 GiB did not always keep.
+GUEST_MEMORY_MIB=2048
+
 target_cross()
 {
 	case "$1" in
