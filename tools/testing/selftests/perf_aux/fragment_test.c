@@ -266,7 +266,9 @@ static int fragment_memory(struct __test_metadata *_metadata,
 	 * buffer is at most that.  Large blocks left over beyond half of it
 	 * (the fill ends before every free went back) are taken by a buffer
 	 * of the NO_SG PMU (read-write: its chunks are as large as any),
-	 * largest first.
+	 * largest first.  One buffer (the PMUs are exclusive), as large as
+	 * that takes: capped at @most, it left more than a buffer may take
+	 * in a 2 GiB guest at 4K (one LAVA run of fragment_test).
 	 */
 	most = (page_size() << (self->group_order - 1)) / sizeof(void *);
 	/* And a quarter of what is available (16K pages: the arrays allow 1 GiB). */
@@ -279,8 +281,6 @@ static int fragment_memory(struct __test_metadata *_metadata,
 	self->large_free = buddy_free_from(nr, n, self->group_order);
 	if (2 * self->large_free > most) {
 		hog = 1UL << ilog2_ul(self->large_free - most / 4);
-		if (hog > most)
-			hog = most;
 		ret = take_large_blocks(self, hog);
 		if (ret) {
 			TH_LOG("taking %lu pages of large blocks: %s", hog,
@@ -294,8 +294,11 @@ static int fragment_memory(struct __test_metadata *_metadata,
 	self->pages = 1UL << (self->group_order + 2);
 	while (self->pages < 2 * self->large_free && self->pages < most)
 		self->pages *= 2;
-	if (self->pages <= self->large_free)
+	if (self->pages <= self->large_free) {
+		TH_LOG("free in blocks of order %d up: %lu pages, a buffer at most %lu",
+		       self->group_order, self->large_free, most);
 		return 2;
+	}
 	if (self->pages * page_size() / 1024 >
 	    (unsigned long)mem_available_kb() / 2)
 		return 1;
