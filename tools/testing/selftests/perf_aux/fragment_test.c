@@ -27,9 +27,12 @@
  * log holds no warning.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include "../kselftest_harness.h"
 #include "aux_trace.h"
@@ -39,6 +42,8 @@
 /* What the fill leaves free above what the kernel keeps for itself. */
 #define FRAG_ROOM_KB (8L << 10)
 #define MAX_CHUNKS 8192
+/* Buffers that take the large blocks the fill left over, at most. */
+#define FRAG_HOGS 4
 #define NO_LARGE_LEFT "no free block of the groups' order left"
 #define PAGEMAP_PFN ((1ULL << 55) - 1)
 #define PAGEMAP_PRESENT 0x8000000000000000ULL
@@ -88,7 +93,9 @@ struct frag {
 	unsigned long pages;		/* the buffer that must fall back */
 	int floor;			/* an order free for all of it */
 	bool maps_large;		/* vmap() maps large, before the fill */
-	struct aux_buffer hog;		/* what took large blocks left over */
+	pid_t hogs[FRAG_HOGS];		/* what took large blocks left over */
+	int nr_hogs;
+	unsigned long hogged;		/* their pages */
 	int vmaps;
 	int kmsg;
 };
@@ -194,30 +201,86 @@ static void sysctls_restore(struct frag *self)
 }
 
 /* A buffer of @pages of the NO_SG PMU, its chunks as large as they come. */
+/*
+ * A read-write buffer of the NO_SG PMU (its chunks as large as any, largest
+ * first), held by a child of its own: the test PMUs are exclusive, one
+ * event each per task, and what the fill left over may take more than one
+ * power of two of pages.  The child dies with the test.
+ */
 static int take_large_blocks(struct frag *self, unsigned long pages)
 {
-	int fd = aux_event_open(pmu_type(aux_pmu_names[CAPS_NOSG]),
-				pages * page_size());
-	int ret;
+	int pipefd[2], ret;
+	struct aux_buffer b;
+	pid_t pid;
 
-	if (fd < 0)
+	if (self->nr_hogs == FRAG_HOGS)
+		return -ENOSPC;
+	if (pipe(pipefd))
 		return -errno;
-	ret = aux_buffer_map(&self->hog, fd, pages, false);
-	if (ret) {
-		aux_buffer_unmap(&self->hog);
-		close(fd);
-		self->hog.fd = -1;
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return ret;
 	}
-	return ret;
+	if (!pid) {
+		close(pipefd[0]);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() == 1)
+			_exit(1);
+		ret = aux_event_open(pmu_type(aux_pmu_names[CAPS_NOSG]),
+				     pages * page_size());
+		ret = ret < 0 ? -errno : aux_buffer_map(&b, ret, pages, false);
+		if (write(pipefd[1], &ret, sizeof(ret)) != sizeof(ret) || ret)
+			_exit(1);
+		for (;;)
+			pause();	/* until release_large_blocks() */
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], &ret, sizeof(ret)) != sizeof(ret))
+		ret = -EIO;
+	close(pipefd[0]);
+	if (ret) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return ret;
+	}
+	self->hogs[self->nr_hogs++] = pid;
+	self->hogged += pages;
+	return 0;
 }
 
+/*
+ * A child no longer there or a zombie has given its buffer back (exit
+ * unmaps and closes before the zombie); at most 5 s.
+ */
+static void hog_wait_gone(pid_t pid)
+{
+	char path[32], line[64], *state;
+	int i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (i = 0; i < 500; i++) {
+		f = fopen(path, "r");
+		if (!f)
+			return;
+		state = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		if (!state || state[1] != ' ' || state[2] == 'Z' || state[2] == 'X')
+			return;
+		usleep(10000);
+	}
+}
+
+/* Their buffers are gone once the children are: exit unmaps and closes. */
 static void release_large_blocks(struct frag *self)
 {
-	if (self->hog.fd < 0)
-		return;
-	aux_buffer_unmap(&self->hog);
-	close(self->hog.fd);
-	self->hog.fd = -1;
+	while (self->nr_hogs > 0) {
+		kill(self->hogs[--self->nr_hogs], SIGKILL);
+		waitpid(self->hogs[self->nr_hogs], NULL, 0);
+	}
+	self->hogged = 0;
 }
 
 /*
@@ -264,11 +327,9 @@ static int fragment_memory(struct __test_metadata *_metadata,
 	 * per page, SPE's as ours) must fit the free blocks of the groups,
 	 * or the AUX mmap() fails with ENOMEM whatever the chunks did: the
 	 * buffer is at most that.  Large blocks left over beyond half of it
-	 * (the fill ends before every free went back) are taken by a buffer
-	 * of the NO_SG PMU (read-write: its chunks are as large as any),
-	 * largest first.  One buffer (the PMUs are exclusive), as large as
-	 * that takes: capped at @most, it left more than a buffer may take
-	 * in a 2 GiB guest at 4K (one LAVA run of fragment_test).
+	 * (the fill ends before every free went back) are taken by NO_SG
+	 * buffers, a power of two of pages each, until a quarter of it is
+	 * left (in a 2 GiB guest at 4K, one buffer left more than @most).
 	 */
 	most = (page_size() << (self->group_order - 1)) / sizeof(void *);
 	/* And a quarter of what is available (16K pages: the arrays allow 1 GiB). */
@@ -279,7 +340,7 @@ static int fragment_memory(struct __test_metadata *_metadata,
 	if (n <= self->group_order)
 		return -EIO;
 	self->large_free = buddy_free_from(nr, n, self->group_order);
-	if (2 * self->large_free > most) {
+	while (2 * self->large_free > most && self->nr_hogs < FRAG_HOGS) {
 		hog = 1UL << ilog2_ul(self->large_free - most / 4);
 		ret = take_large_blocks(self, hog);
 		if (ret) {
@@ -309,9 +370,9 @@ static int fragment_memory(struct __test_metadata *_metadata,
 	TH_LOG("fill %zu MiB, %lu pages kept; free in blocks of order %d up: %lu pages",
 	       self->fill_bytes >> 20, self->kept, self->group_order,
 	       self->large_free);
-	if (self->hog.fd >= 0)
-		TH_LOG("%lu pages of large blocks taken first",
-		       self->hog.aux_size / page_size());
+	if (self->nr_hogs)
+		TH_LOG("%lu pages of large blocks taken first, %d buffers",
+		       self->hogged, self->nr_hogs);
 	TH_LOG("buffer %lu pages; order %d free for it twice", self->pages,
 	       self->floor);
 	return 0;
@@ -328,7 +389,6 @@ FIXTURE_SETUP(fragment)
 		fr->sysctl[i] = -1;
 	fr->memfd = -1;
 	fr->kmsg = -1;
-	fr->hog.fd = -1;
 	if (pmu_type(aux_pmu_names[CAPS_LARGE]) < 0)
 		SKIP(return, NO_TEST_PMU);
 	/* Page frame numbers and the vm sysctls: root only. */
@@ -349,8 +409,10 @@ FIXTURE_SETUP(fragment)
 	 * back here when anything from their change on fails.
 	 */
 	ret = fragment_memory(_metadata, fr, wmark + FRAG_ROOM_KB);
-	if (ret)
+	if (ret) {
+		release_large_blocks(fr);
 		sysctls_restore(fr);
+	}
 	if (ret == 1)
 		SKIP(return, NO_MEMORY);
 	if (ret == 2)
@@ -361,11 +423,15 @@ FIXTURE_SETUP(fragment)
 
 /*
  * In the parent: the sysctls go back whatever happened to the test's
- * process (self is shared); the fill went with that process.
+ * process (self is shared); the fill went with that process, and its
+ * children holding large blocks die with it (PR_SET_PDEATHSIG), which the
+ * next test waits for: it sizes its fill from what is free.
  */
 FIXTURE_TEARDOWN_PARENT(fragment)
 {
 	sysctls_restore(&self->f);
+	while (self->f.nr_hogs > 0)
+		hog_wait_gone(self->f.hogs[--self->f.nr_hogs]);
 }
 
 /*
