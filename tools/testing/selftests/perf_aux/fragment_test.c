@@ -200,7 +200,6 @@ static void sysctls_restore(struct frag *self)
 			self->sysctl[i] = -1;
 }
 
-/* A buffer of @pages of the NO_SG PMU, its chunks as large as they come. */
 /*
  * A read-write buffer of the NO_SG PMU (its chunks as large as any, largest
  * first), held by a child of its own: the test PMUs are exclusive, one
@@ -213,8 +212,6 @@ static int take_large_blocks(struct frag *self, unsigned long pages)
 	struct aux_buffer b;
 	pid_t pid;
 
-	if (self->nr_hogs == FRAG_HOGS)
-		return -ENOSPC;
 	if (pipe(pipefd))
 		return -errno;
 	pid = fork();
@@ -248,29 +245,6 @@ static int take_large_blocks(struct frag *self, unsigned long pages)
 	self->hogs[self->nr_hogs++] = pid;
 	self->hogged += pages;
 	return 0;
-}
-
-/*
- * A child no longer there or a zombie has given its buffer back (exit
- * unmaps and closes before the zombie); at most 5 s.
- */
-static void hog_wait_gone(pid_t pid)
-{
-	char path[32], line[64], *state;
-	int i;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	for (i = 0; i < 500; i++) {
-		f = fopen(path, "r");
-		if (!f)
-			return;
-		state = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
-		fclose(f);
-		if (!state || state[1] != ' ' || state[2] == 'Z' || state[2] == 'X')
-			return;
-		usleep(10000);
-	}
 }
 
 /* Their buffers are gone once the children are: exit unmaps and closes. */
@@ -424,14 +398,15 @@ FIXTURE_SETUP(fragment)
 /*
  * In the parent: the sysctls go back whatever happened to the test's
  * process (self is shared); the fill went with that process, and its
- * children holding large blocks die with it (PR_SET_PDEATHSIG), which the
- * next test waits for: it sizes its fill from what is free.
+ * children holding large blocks die with it (PR_SET_PDEATHSIG): their
+ * buffers are gone when the module's vmaps are back to what they were, as
+ * the next test's fill, sized from what is free, needs.
  */
 FIXTURE_TEARDOWN_PARENT(fragment)
 {
 	sysctls_restore(&self->f);
-	while (self->f.nr_hogs > 0)
-		hog_wait_gone(self->f.hogs[--self->f.nr_hogs]);
+	if (self->f.nr_hogs)
+		module_vmaps_settled(self->f.vmaps);
 }
 
 /*
