@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Which synthetic PMU mutants scripts/check.sh runs on which base.
+
+A mutant of lib/test_aux_pmu.c, the project's own file and the same on
+every base, proves on one base what it proves on all: it runs on the
+default base only.  A mutant in the kernel's code (the perf leak restored
+in kernel/events) runs on every base.  check.sh is sourced with the
+mutant runner replaced by one that prints the names it was given.
+"""
+
+import os
+import subprocess
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.dirname(HERE)
+CATALOGUE = os.path.join(SCRIPTS, 'mutants', 'test_aux_pmu')
+
+
+def catalogue() -> list:
+    return sorted(n[:-len('.patch')] for n in os.listdir(CATALOGUE)
+                  if n.endswith('.patch'))
+
+
+def in_kernel_code(name: str) -> bool:
+    """Whether the mutant changes a file the project does not ship."""
+    with open(os.path.join(CATALOGUE, name + '.patch')) as f:
+        paths = [line[6:].split('\t')[0].strip() for line in f
+                 if line.startswith('+++ b/')]
+    root = os.path.dirname(SCRIPTS)
+    return any(not os.path.isfile(os.path.join(root, p)) for p in paths)
+
+
+class ModuleMutantsTest(unittest.TestCase):
+
+    def selected(self, base: str, *names: str):
+        """The names each_mutant was given, None if it was not called."""
+        script = ('. "$1"; shift; '
+                  'each_mutant() { shift 3; echo "RUN $*"; }; '
+                  'BASE=$1; shift; run_module_mutants "$@"')
+        out = subprocess.run(
+            ['bash', '-c', script, 'sh', os.path.join(SCRIPTS, 'check.sh'),
+             base, CATALOGUE, *names],
+            check=True, capture_output=True, text=True).stdout
+        runs = [line[4:].split() for line in out.splitlines()
+                if line.startswith('RUN ')]
+        return sorted(runs[0]) if runs else None
+
+    def test_the_catalogue_has_both_kinds(self) -> None:
+        kinds = {in_kernel_code(n) for n in catalogue()}
+        self.assertEqual({True, False}, kinds)
+
+    def test_default_base_runs_every_mutant(self) -> None:
+        # No names: each_mutant takes the whole directory itself.
+        self.assertEqual([], self.selected('7.3'))
+
+    def test_other_base_runs_the_kernel_code_mutants(self) -> None:
+        want = sorted(n for n in catalogue() if in_kernel_code(n))
+        for base in ('7.2', '6.12'):
+            self.assertEqual(want, self.selected(base))
+
+    def test_named_mutants_run_on_any_base(self) -> None:
+        self.assertEqual(['wrap_drops_byte'],
+                         self.selected('7.2', 'wrap_drops_byte'))
+
+
+if __name__ == '__main__':
+    unittest.main()
