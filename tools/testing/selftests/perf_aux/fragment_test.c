@@ -98,6 +98,7 @@ struct frag {
 	unsigned long hogged;		/* their pages */
 	int vmaps;
 	int kmsg;
+	double start;			/* now_s() at the setup's start */
 };
 
 FIXTURE(fragment) {
@@ -341,9 +342,10 @@ static int fragment_memory(struct __test_metadata *_metadata,
 	self->floor = buddy_room_order(self->pages, n - 1);
 	if (self->floor < 0)
 		self->floor = 0;
-	TH_LOG("fill %zu MiB, %lu pages kept; free in blocks of order %d up: %lu pages",
-	       self->fill_bytes >> 20, self->kept, self->group_order,
-	       self->large_free);
+	/* The fill's cost grows with memory: it decides the tests' timeouts. */
+	TH_LOG("fill %zu MiB in %.0f s, %lu pages kept; free in blocks of order %d up: %lu pages",
+	       self->fill_bytes >> 20, now_s() - self->start, self->kept,
+	       self->group_order, self->large_free);
 	if (self->nr_hogs)
 		TH_LOG("%lu pages of large blocks taken first, %d buffers",
 		       self->hogged, self->nr_hogs);
@@ -359,6 +361,7 @@ FIXTURE_SETUP(fragment)
 	long wmark;
 	int ret;
 
+	fr->start = now_s();
 	for (i = 0; i < NR_SYSCTLS; i++)
 		fr->sysctl[i] = -1;
 	fr->memfd = -1;
@@ -422,7 +425,8 @@ static void check_clean(struct __test_metadata *_metadata,
 }
 
 /* The buffer that must fall back, of the PREFER_LARGE PMU, and its report. */
-static int map_fragmented(struct frag *self, struct aux_buffer *b,
+static int map_fragmented(struct __test_metadata *_metadata,
+			  struct frag *self, struct aux_buffer *b,
 			  struct aux_report *r)
 {
 	int fd = aux_event_open(pmu_type(aux_pmu_names[CAPS_LARGE]), 0), ret;
@@ -430,6 +434,7 @@ static int map_fragmented(struct frag *self, struct aux_buffer *b,
 	if (fd < 0)
 		return -errno;
 	ret = aux_buffer_map(b, fd, self->pages, false);
+	TH_LOG("buffer mapped %.0f s into the test", now_s() - self->start);
 	if (!ret)
 		ret = aux_report_read(b->id, r);
 	if (ret) {
@@ -449,7 +454,7 @@ TEST_F_TIMEOUT(fragment, prefer_large_falls_back_order_by_order, 120)
 	char why[256];
 	int ret;
 
-	ret = map_fragmented(fr, &b, &r);
+	ret = map_fragmented(_metadata, fr, &b, &r);
 	ASSERT_EQ(0, ret)
 		TH_LOG("mapping %lu pages: %s", fr->pages, strerror(-ret));
 	n = aux_model_orders(CAPS_LARGE, false, fr->pages, 0, orders,
@@ -484,7 +489,7 @@ TEST_F_TIMEOUT(fragment, mixed_chunks_within_entries_allowance, 120)
 	unsigned long most;
 	int n, ret;
 
-	ret = map_fragmented(fr, &b, &r);
+	ret = map_fragmented(_metadata, fr, &b, &r);
 	ASSERT_EQ(0, ret)
 		TH_LOG("mapping %lu pages: %s", fr->pages, strerror(-ret));
 	n = aux_report_orders(r.chunks, orders, MAX_CHUNKS);
@@ -521,7 +526,7 @@ TEST_F_TIMEOUT(fragment, nosg_without_contiguous_memory, 120)
 	 * The large blocks the setup took stay taken: their buffers are
 	 * other tasks' events, which the exclusive PMU allows beside ours.
 	 */
-	ret = map_fragmented(fr, &hog, &r);
+	ret = map_fragmented(_metadata, fr, &hog, &r);
 	ASSERT_EQ(0, ret)
 		TH_LOG("mapping %lu pages: %s", fr->pages, strerror(-ret));
 	n = buddy_free(nr);
