@@ -73,6 +73,20 @@ stack_erase_option()
 	fi
 }
 
+# ccache hashes a -fplugin= file by its size and mtime (compiler_check),
+# and each build directory builds its own plugin: no build with plugins
+# served another (a mutant's sanitize build found 10 % of its objects in
+# the reference's).  The plugin's path is left out of the hash and the
+# plugins' sources go in instead, by content.
+plugin_sources_hashed()
+{
+	local files
+
+	files=$(printf '%s:' "$1"/scripts/gcc-plugins/*.[ch])
+	export CCACHE_IGNOREOPTIONS='-fplugin=*'
+	export CCACHE_EXTRAFILES=${files%:}
+}
+
 # With PERF_AUX_PEERS=1, mutant kernels also carry the peer test_vmalloc
 # (scripts/config/peers.config).
 peers_config()
@@ -114,6 +128,7 @@ main()
 		configs+=(--kconfig_add=CONFIG_TEST_AUX_PMU=m)
 		configs+=(--kconfig_add=CONFIG_GCC_PLUGINS=y
 			  "--kconfig_add=$(stack_erase_option "$tree")=y")
+		plugin_sources_hashed "$tree"
 	fi
 
 	cd "$tree"
