@@ -112,9 +112,15 @@ static unsigned int arch_cont_shift(void)
 #endif
 }
 
-/* The smallest block the architecture offers, as a shift; 0 for none. */
+/*
+ * The smallest block the architecture offers, as a shift; 0 for none, and
+ * after nohugevmalloc: then the model expects base pages wherever the area
+ * lands, and a kernel that maps them is checked, not skipped.
+ */
 static unsigned int arch_block_shift(void)
 {
+	if (!vmap_allow_huge)
+		return 0;
 	if (arch_cont_shift())
 		return arch_cont_shift();
 	return arch_wants_pmd() ? PMD_SHIFT : 0;
