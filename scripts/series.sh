@@ -201,9 +201,9 @@ check_am()
 # The series applied to a copy of the whole pristine tree (hard links:
 # git apply replaces, never rewrites, the files it changes), and the
 # kselftests built there as in any kernel tree.  The headers installed by
-# an earlier check stay (40 s saved): the copy keeps the pristine files'
-# mtimes, so make installs again only a header the series changes; the
-# kselftests are built afresh, so that every warning shows.
+# an earlier check stay: the copy keeps the pristine files' mtimes, so make
+# installs again only a header the series changes.  The kselftests are
+# built afresh, so that every warning shows.
 check_tree()
 {
 	local tree=$WORK/tree build=$WORK/build rc=0 f same=0 differ=0 stock
