@@ -120,8 +120,8 @@ main()
 	fi
 	"$build/usr/gen_init_cpio" "$build/initramfs.list" | gzip -1 \
 		> "$build/initramfs.cpio.gz"
-	# A soak's own time on top; under the sanitizers fragment_test's fills
-	# alone take some 12 minutes in a 2 GiB guest.
+	# A soak's own time on top; under the sanitizers fragment_test's five
+	# fills alone take 9 to 16 minutes in a 2 GiB guest.
 	case "$variant" in
 	soak) export BOOT_EXTRA_SECONDS=${DURATION:-600} ;;
 	sanitize) export BOOT_EXTRA_SECONDS=1200 ;;
