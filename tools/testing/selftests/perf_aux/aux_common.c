@@ -614,6 +614,31 @@ bool aux_strict(void)
 }
 
 /*
+ * Whether the kernel was booted with nohugevmalloc: vmap() is then asked for
+ * base pages, so a buffer mapped with them did as asked, and no allowance
+ * of larger granules is promised.  Mapping larger all the same costs no
+ * entries: the tests skip it (NOHUGE_IGNORED) unless strict, as the KUnit
+ * vmap_granule suite does.
+ */
+bool huge_vmap_off(void)
+{
+	char line[4096], *tok, *save;
+	FILE *f = fopen("/proc/cmdline", "r");
+	bool off = false;
+
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		for (tok = strtok_r(line, " ", &save); tok;
+		     tok = strtok_r(NULL, " ", &save))
+			off |= !strcmp(tok, "nohugevmalloc");
+	}
+	fclose(f);
+	return off;
+}
+
+/*
  * Pages per PMD block a vmap() may use: none where arm64 turned PMD vmap
  * off because the kernel page tables can be dumped (before 6.18), a
  * documented refusal.

@@ -30,6 +30,8 @@
 #define NO_REPORT "no test_aux_pmu report in debugfs"
 #define NO_MLOCK_ROOM "buffer beyond perf_event_mlock_kb without CAP_IPC_LOCK"
 #define BASE_PAGES_ONLY "vmap() maps base pages only"
+#define HUGE_VMAP_OFF "nohugevmalloc"
+#define NOHUGE_IGNORED "vmap() maps large after nohugevmalloc, strict only"
 #define NO_FAULT_INJECTION "no fail_page_alloc and failslab in debugfs"
 #define NO_KMEMLEAK "no kmemleak in debugfs"
 #define NO_FREE_BLOCK "no free block of the order the rule asks"
@@ -99,6 +101,7 @@ int aux_chunks_check(const char *chunks, unsigned long pages, int ceiling,
 		     char *why, size_t len);
 bool vmap_maps_large(void);
 bool aux_strict(void);
+bool huge_vmap_off(void);
 unsigned long vmap_pmd_pages(void);
 
 /* The kernel's fault injection (CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAILSLAB). */

@@ -507,6 +507,8 @@ TEST_F_TIMEOUT(fragment, mixed_chunks_within_entries_allowance, FRAG_TIMEOUT)
 	TH_LOG("PMD %lu, cont %lu, PTE %lu", r.pmd, r.cont, r.pte);
 	aux_buffer_unmap(&b);
 	close(b.fd);
+	if (huge_vmap_off())
+		SKIP(return, HUGE_VMAP_OFF);
 	if (r.entries == fr->pages && fr->pages > most && !aux_strict() &&
 	    !fr->maps_large)
 		SKIP(return, BASE_PAGES_ONLY);
