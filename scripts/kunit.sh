@@ -94,9 +94,34 @@ peers_config()
 	! with_peers "$1" || echo "$PERF_AUX_ROOT/scripts/config/peers.config"
 }
 
+# build_key ARG...: what the kernel in the build directory is made of, for
+# a check that boots one build several times (the strict, nohugevmalloc and
+# smp boots of the default build): the check (PERF_AUX_CHECK_ID, set by
+# scripts/check.sh), the tree's recipe (scripts/kernel-tree.sh: sources,
+# patches, overlay) and kunit.py's build arguments with the configuration
+# fragments' content.  A later boot in the same check with the same key
+# skips kunit.py build, whose Kconfig run and no-op make cost 16 s.  Empty
+# outside a check: make run always builds, so an edited tree is rebuilt.
+build_key()
+{
+	local a
+
+	[ -n "${PERF_AUX_CHECK_ID:-}" ] || return 0
+	{
+		echo "$PERF_AUX_CHECK_ID"
+		cat "$tree/.perf_aux-recipe"
+		for a in "$@"; do
+			echo "$a"
+			case "$a" in
+			--kunitconfig=*) cat "${a#--kunitconfig=}" ;;
+			esac
+		done
+	} | sha256sum | cut -d' ' -f1
+}
+
 main()
 {
-	local name=$1 target=$2 variant=$3 log=$4 tree arch cross build rc=0
+	local name=$1 target=$2 variant=$3 log=$4 tree arch cross build key rc=0
 	local -a common configs=() kargs=(--kernel_args=panic=-1)
 
 	shift 4
@@ -132,9 +157,16 @@ main()
 	fi
 
 	cd "$tree"
-	stage "build $(tree_name "$name" "$(run_base)") $build" kunit_build "$log.build" "${common[@]}" \
-		--make_options="CC=ccache ${cross}gcc" --jobs="$(nproc)" \
-		"${configs[@]}" || exit 2
+	configs+=(--make_options="CC=ccache ${cross}gcc")
+	key=$(build_key "${common[@]}" "${configs[@]}")
+	if [ -n "$key" ] && [ "$(cat "$build/.perf_aux-built" 2>/dev/null)" = "$key" ]; then
+		echo "build $(tree_name "$name" "$(run_base)") $build: built earlier in this check, unchanged"
+	else
+		rm -f "$build/.perf_aux-built"
+		stage "build $(tree_name "$name" "$(run_base)") $build" kunit_build "$log.build" \
+			"${common[@]}" --jobs="$(nproc)" "${configs[@]}" || exit 2
+		[ -z "$key" ] || echo "$key" > "$build/.perf_aux-built"
+	fi
 	# Appended after kunit.py's own -m and -cpu, which they override.
 	kargs+=("--qemu_args=-m $GUEST_MEMORY_MIB")
 	[ "$arch" != arm64 ] || kargs+=("--qemu_args=-cpu $ARM64_QEMU_CPU")
