@@ -659,7 +659,7 @@ main()
 
 	start=$(date +%s)
 	# One build serves every boot of it in this check (scripts/kunit.sh).
-	export PERF_AUX_CHECK_ID=${PERF_AUX_CHECK_ID:-$$.$start}
+	export PERF_AUX_CHECK_ID=$$.$start
 	if [ "${1:-}" = --full ]; then
 		FULL=1
 		shift
