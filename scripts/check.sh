@@ -449,19 +449,33 @@ each_mutant()
 	done
 }
 
+# mutant_boot PATCH DEFAULT: the variant a mutant is booted (and built)
+# for: its patch's "Boot: <variant>" line, else DEFAULT.
+mutant_boot()
+{
+	local variant
+
+	variant=$(sed -n 's/^Boot: //p' "$1")
+	echo "${variant:-$2}"
+}
+
 # kernel_mutant PATCH NAME RES LOG: $mutant_suite fails on the mutant,
-# booted with $mutant_variant; with PERF_AUX_PEERS=1 the peers run beside.
+# booted with $mutant_variant or its own Boot: line's variant (a rule only
+# one boot can break, such as nohugevmalloc honoured); with
+# PERF_AUX_PEERS=1 the peers run beside.
 kernel_mutant()
 {
+	local variant
 	local -a peer_args=()
 
+	variant=$(mutant_boot "$1" "$mutant_variant")
 	[ "${PERF_AUX_PEERS:-0}" != 1 ] || read -r -a peer_args <<< "$PEER_VMALLOC"
-	mutant_build "$1" "$mutant_variant" "$4-kunit.log" "${peer_args[@]}" ||
+	mutant_build "$1" "$variant" "$4-kunit.log" "${peer_args[@]}" ||
 		return 0
 	$RESULTS kunit "$4-kunit.log" "$3"
 	if [ "${PERF_AUX_PEERS:-0}" = 1 ]; then
 		$RESULTS peers "$4-kunit.log" "$3"
-		peer_selftests "$2" "$mutant_variant" "$3"
+		peer_selftests "$2" "$variant" "$3"
 	fi
 	expect "$3" "$mutant_suite" --failure
 }
@@ -486,17 +500,17 @@ module_mutant()
 	local -a peer_off=()
 
 	suites=$(sed -n 's/^Killed-by: perf_aux\.//p' "$1")
-	variant=$(sed -n 's/^Boot: //p' "$1")
+	variant=$(mutant_boot "$1" default)
 	[ "${PERF_AUX_PEERS:-0}" != 1 ] || peer_off=("$PEER_OFF")
 	# Built for its boot: a configuration variant (sanitize) is a build of
 	# its own, without the peers, which no module mutant runs: the peers'
 	# configuration beside it would be one more cold build.
-	if [ -n "$(variant_config "${variant:-default}")" ]; then
+	if [ -n "$(variant_config "$variant")" ]; then
 		peer_off=()
 		local -x PERF_AUX_PEERS=0
 	fi
-	mutant_build "$1" "${variant:-default}" "$4-kunit.log" "${peer_off[@]}" || return 0
-	"$PERF_AUX_ROOT/scripts/kselftest.sh" mutant arm64-4k "${variant:-default}" \
+	mutant_build "$1" "$variant" "$4-kunit.log" "${peer_off[@]}" || return 0
+	"$PERF_AUX_ROOT/scripts/kselftest.sh" mutant arm64-4k "$variant" \
 		"$4-kselftest.log" "$MUTANT_OOPS" "${peer_off[@]}" \
 		${MODULE_MUTANT_TESTS:+"$MODULE_MUTANT_TESTS"} \
 		> /dev/null 2>&1 || true

@@ -140,7 +140,10 @@ variant_args()
 {
 	case "$1" in
 	strict) echo "vmap_granule_kunit.strict=1" ;;
-	nohugevmalloc) echo nohugevmalloc ;;
+	# Strict too: honouring nohugevmalloc in vmap() is a rule only strict
+	# mode asserts (an AUX caller loses nothing by a larger mapping), and
+	# this boot is the one that can show it kept.
+	nohugevmalloc) echo nohugevmalloc vmap_granule_kunit.strict=1 ;;
 	nonroot) echo perf_aux.user=65534 ;;
 	fail_setup)
 		echo perf_aux.fail_setup \
