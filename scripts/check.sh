@@ -610,7 +610,8 @@ beside_start()
 		for s in "$@"; do
 			run_stage "$s"
 		done
-		printf 'stage time: %s\n' "${stage_times[@]}"
+		[ ${#stage_times[@]} -eq 0 ] ||
+			printf 'stage time: %s\n' "${stage_times[@]}"
 	) > "$beside_log" 2>&1 &
 	beside_pid=$!
 }
