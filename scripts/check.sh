@@ -617,12 +617,13 @@ beside_start()
 }
 
 # beside_end: waits for them, then counts their lines as if they had run
-# here, in stage order.
+# here, in stage order.  Run here, a stage that dies ends the check; beside,
+# it ends the background shell, which is then a failed check.
 beside_end()
 {
-	local line
+	local line rc=0
 
-	wait "$beside_pid"
+	wait "$beside_pid" || rc=$?
 	while read -r line; do
 		case "$line" in
 		"stage time: "*)
@@ -631,6 +632,7 @@ beside_end()
 		*) count_line "$line" ;;
 		esac
 	done < "$beside_log"
+	[ "$rc" -eq 0 ] || verdict 1 "the stages beside the mutants ended, exit $rc"
 }
 
 # Stages in order; "scripts/check.sh [--full] NAME..." runs only the named

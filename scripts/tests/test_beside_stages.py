@@ -80,6 +80,15 @@ class BesideStagesTest(unittest.TestCase):
         self.assertLess(start[0], 500)
         self.assertIn('RAN series beside', out.splitlines())
 
+    def test_a_stage_that_dies_is_a_failed_check(self) -> None:
+        out = self.bash('fake() { echo "ok - series: a"; exit 3; }; '
+                        'beside_start series lava_schema; beside_end; '
+                        'echo "COUNTS $passed $failed $skipped"')
+        lines = out.splitlines()
+        self.assertIn('COUNTS 1 1 0', lines)
+        self.assertIn('not ok - the stages beside the mutants ended, exit 3',
+                      lines)
+
     def main_runs(self, *stages: str) -> list:
         out = self.bash('timed() { shift; [ "$1" != "$PERF_AUX_ROOT/scripts/deps.sh" ] '
                         '|| return 0; stage x "$@"; }; RESULTS=true; '
