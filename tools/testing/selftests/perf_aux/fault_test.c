@@ -110,6 +110,10 @@ FIXTURE_TEARDOWN(fault)
 		fail_orders_off();
 		fault_injection_restore();
 	}
+	if (probability_fd >= 0) {
+		close(probability_fd);
+		probability_fd = -1;
+	}
 	EXPECT_EQ(self->vmaps, module_vmaps_settled(self->vmaps));
 	EXPECT_EQ(0, kmsg_warnings(self->kmsg));
 	if (self->kmsg >= 0)
