@@ -210,10 +210,15 @@ result_name()
 	fi
 }
 
-# patched_files PATCH...: the files the patches change, one per line.
+# patched_files PATCH...: the files the patches change, one per line.  The
+# name is the "+++" line's less its first component, as git am -p1 reads
+# it: b/ from git, a/ in Andrew Morton's mm queue (quilt's "--- a/f~name",
+# "+++ a/f"); a deleted file's from its "---" line.
 patched_files()
 {
-	sed -n 's#^+++ b/\([^\t]*\).*#\1#p' "$@" | sort -u
+	awk '/^--- / { old = $2 }
+	     /^\+\+\+ / { f = $2 == "/dev/null" ? old : $2
+			 sub(/^[^\/]*\//, "", f); print f }' "$@" | sort -u
 }
 
 # base_repo SRC REPO MESSAGE FILE...: a git repository REPO holding SRC's

@@ -9,7 +9,9 @@ that object and nothing else.  The functions are sourced from the script
 and run on a small stand-in tree.
 """
 
+import glob
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -132,10 +134,6 @@ class SyncTest(TreeTestCase):
                          .st_mtime_ns, old['mm/util.c'])
 
 
-if __name__ == '__main__':
-    unittest.main()
-
-
 class SeriesTest(TreeTestCase):
     """SERIES=: a series is git am'd onto the base's files; one that does
     not apply stops with the patch that failed; its subject names it."""
@@ -177,6 +175,29 @@ class SeriesTest(TreeTestCase):
         self.assertIn('+int large;', out.stdout)
         self.assertIn('+int util2;', out.stdout)
 
+    def test_series_in_quilt_form_applies(self) -> None:
+        # Andrew Morton's mm queue, where posted series wait for mainline,
+        # keeps patches in quilt's form: no "diff --git", the old name
+        # suffixed "~patch-name", the new one under a/.  git am takes them.
+        series = self.make_series('int util2;\n')
+        mails = glob.glob(os.path.join(series, 'v4-000[12]-*.patch'))
+        self.assertEqual(len(mails), 2)
+        for name in mails:
+            with open(name) as f:
+                text = f.read()
+            text = re.sub(r'^diff --git .*\n(index .*\n)?', '', text,
+                          flags=re.M)
+            text = re.sub(r'^--- a/(\S+)', r'--- a/\1~the-patch', text,
+                          flags=re.M)
+            text = re.sub(r'^\+\+\+ b/', '+++ a/', text, flags=re.M)
+            with open(name, 'w') as f:
+                f.write(text)
+        out = self.series('series_am "$1" && cat "$(series_diff)"', series)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn('series: 2 patches applied with git am', out.stdout)
+        self.assertIn('+int large;', out.stdout)
+        self.assertIn('+int util2;', out.stdout)
+
     def test_series_that_does_not_apply_names_the_patch(self) -> None:
         series = self.make_series('int util2;\n')
         # The base the author had is not ours: the second patch fails.
@@ -203,3 +224,7 @@ class SeriesTest(TreeTestCase):
         out = self.series('series_subject; series_version', mbox)
         self.assertEqual(out.stdout.splitlines(), [
             '[RFC PATCH v12 1/3] mm/vmalloc: a long subject', 'v12'])
+
+
+if __name__ == '__main__':
+    unittest.main()
