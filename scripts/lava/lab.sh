@@ -693,7 +693,8 @@ compare()
 		return
 	fi
 	for f in "$SELFTEST/results/$run"/*.ktap; do
-		[ -f "$direct/${f##*/}" ] || unrun+=(--except "$(basename "$f" .ktap)")
+		f=${f##*/}
+		[ -f "$direct/$f" ] || unrun+=(--except "${f%.ktap}")
 	done
 	python3 "$PERF_AUX_ROOT/scripts/results.py" flakes "${unrun[@]}" \
 		"$SELFTEST/results/$run" "$direct" > "$SELFTEST/$run.flakes" || ok=1
