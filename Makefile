@@ -8,6 +8,10 @@
 #              and the kill matrix (on BASE)
 # make series  the suite as a patch series for BASE (default mainline), with
 #              a cover letter, in out/series/<base>/
+# make expected  rewrites scripts/expected/<base>/ (the reference kernels'
+#              expected results, case by case, that make check judges them
+#              by) from the reference runs of BASE in out/results, and
+#              prints the difference for review
 # make evidence  plain text (72 columns) for a cover letter or a Tested-by
 #              reply: the run of KERNEL (or KERNEL_SRC) beside the stock
 #              run of BASE, TARGET, VARIANT
@@ -65,6 +69,10 @@ series:
 evidence:
 	scripts/evidence.sh
 
+expected:
+	python3 scripts/results.py expected --write \
+		out/results/reference-$${BASE:-$$(bash -c '. scripts/lib.sh; default_base')}-*/
+
 submit:
 	scripts/lava/submit.sh $(RUNS)
 
@@ -80,5 +88,5 @@ soak:
 clean:
 	rm -rf out
 
-.PHONY: run check check-full mutants series evidence submit lab-selftest repeat \
-	soak clean
+.PHONY: run check check-full mutants series evidence expected submit \
+	lab-selftest repeat soak clean

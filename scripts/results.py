@@ -39,6 +39,16 @@
   results.py peers LOG OUTDIR       lib/test_vmalloc.c's summary lines in a
                                     boot log, as the suite peer.test_vmalloc
   results.py bench BASE_DIR NEW_DIR  vmap benchmark of two runs, as ratios
+  results.py expected DIR... [--file FILE] [--suite SUITE]...
+                                    each run against its committed expected
+                                    results (scripts/expected/<base>/
+                                    <target>[-<variant>].txt, or FILE), case
+                                    by case, in the suites named or all;
+                                    exit 1 on any difference
+  results.py expected --write DIR...
+                                    rewrites those files from the runs (runs
+                                    of one configuration merged) and prints
+                                    the difference for review
   results.py expect DIR SUITE [--min-passed N] [--min-skipped N]
                     [--skip-reason TEXT]
                     (--no-failure | --failure | --failure-allowed)

@@ -10,7 +10,7 @@ import argparse
 import os
 from typing import Callable, Dict, List, Optional
 
-from . import evidence, ktap, matrix, report, runs, verdicts
+from . import evidence, expected, ktap, matrix, report, runs, verdicts
 
 
 def _split(split: Callable[..., Dict[str, str]]
@@ -92,6 +92,19 @@ def cmd_expect(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def cmd_expected(args: argparse.Namespace) -> int:
+    if args.write:
+        print('\n'.join(expected.write(args.dirs)) or 'expected: no change')
+        return 0
+    ok = True
+    for d in args.dirs:
+        good, lines = expected.check_line(
+            d, args.file or expected.path_for(d), set(args.suite) or None)
+        print('\n'.join(lines))
+        ok = ok and good
+    return 0 if ok else 1
+
+
 def results_main(argv: Optional[List[str]] = None) -> int:
     """scripts/results.py."""
     parser = argparse.ArgumentParser(
@@ -126,6 +139,11 @@ def results_main(argv: Optional[List[str]] = None) -> int:
     p = sub.add_parser('bench')
     p.add_argument('base')
     p.add_argument('new')
+    p = sub.add_parser('expected')
+    p.add_argument('dirs', nargs='+')
+    p.add_argument('--write', action='store_true')
+    p.add_argument('--file')
+    p.add_argument('--suite', action='append', default=[])
     p = sub.add_parser('expect')
     p.add_argument('dir')
     p.add_argument('suite')
@@ -145,7 +163,7 @@ def results_main(argv: Optional[List[str]] = None) -> int:
         'peers': _split(ktap.split_test_vmalloc),
         'summary': cmd_summary, 'expect': cmd_expect, 'bench': cmd_bench,
         'report': cmd_report, 'matrix': cmd_matrix, 'flakes': cmd_flakes,
-        'evidence': cmd_evidence,
+        'evidence': cmd_evidence, 'expected': cmd_expected,
     }
     return handlers[args.command](args)
 
