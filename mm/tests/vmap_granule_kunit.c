@@ -60,6 +60,7 @@ module_param(seed, ulong, 0444);
 MODULE_PARM_DESC(seed, "Seed of the generated shapes of pages[]");
 
 #define BASE_PAGES_ONLY "vmap() maps base pages only"
+#define NO_ARCH_RULES "no granules stated for this architecture"
 #define BEYOND_AUX "not an AUX buffer shape, strict only"
 #define NOHUGE_IGNORED "vmap() maps large after nohugevmalloc, strict only"
 
@@ -827,10 +828,10 @@ static void vmap_granule_arch_test(struct kunit *test)
 	bool want_pmd = arch_offers_pmd(), pmd = arch_vmap_pmd_supported(PAGE_KERNEL);
 	unsigned int want_cont = arch_cont_shift(), cont = 0;
 
+	if (!arch_states_granules())
+		kunit_skip(test, NO_ARCH_RULES);
 	if (!vmap_allow_huge)
 		kunit_skip(test, "nohugevmalloc");
-	if (!arch_states_granules())
-		kunit_skip(test, "no granules stated for this architecture");
 #ifdef CONFIG_ARM64
 	cont = arch_vmap_pte_supported_shift(PMD_SIZE);
 #endif
@@ -1034,8 +1035,10 @@ static void vmap_granule_table_test(struct kunit *test)
 	bool any_large = false, touch = false;
 
 	KUNIT_ASSERT_NOT_NULL_MSG(test, shape, "no shape %s", row->shape);
+	if (!arch_states_granules())
+		kunit_skip(test, NO_ARCH_RULES);
 	if (config < 0)
-		kunit_skip(test, "no table for this architecture and page size");
+		kunit_skip(test, "no table for this page size");
 	if (!row->entries[config])
 		kunit_skip(test, "a piece above MAX_PAGE_ORDER");
 	if (!vmap_allow_huge)
@@ -1145,8 +1148,8 @@ static void vmap_granule_nx_test(struct kunit *test)
 	struct vmap_case *vc;
 	unsigned int i;
 
-	if (!IS_ENABLED(CONFIG_ARM64) && !IS_ENABLED(CONFIG_X86))
-		kunit_skip(test, "no NX check for this architecture");
+	if (!arch_states_granules())
+		kunit_skip(test, NO_ARCH_RULES);
 #ifdef CONFIG_X86
 	if (!(__supported_pte_mask & _PAGE_NX))
 		kunit_skip(test, "no NX on this CPU");
@@ -1202,7 +1205,7 @@ static void vmap_granule_set_memory_test(struct kunit *test)
 	int ret;
 
 	if (!arch_states_granules())
-		kunit_skip(test, "no set_memory rule stated for this architecture");
+		kunit_skip(test, NO_ARCH_RULES);
 	vc = vmap_case_create(test);
 	target = min(vc->nr - 1, 1U);
 	va = page_va(vc, target);
