@@ -21,7 +21,10 @@
 # make check-full (scripts/check.sh --full): the whole matrix, for every
 # base: the reference on every variant, stock, the sanitizers, every mutant
 # with the peers beside, the other targets; then the LAVA stage with
-# lava-run of the QEMU jobs compared case by case with the direct runs.
+# lava-run of the QEMU jobs compared case by case with the direct runs;
+# then integrations/ against the pinned upstream commits (integrations/
+# check.py: the patches apply, KernelCI's and tuxlava's rendered jobs
+# validate).
 #
 # scripts/check.sh [--full] STAGE... runs only the named stages (of that
 # tier; the full tier's stages run for each base, or for BASE when set).
@@ -689,9 +692,12 @@ beside_end()
 # ones.
 QUICK_STAGES="host reference stock mutants series lava_schema"
 FULL_STAGES="host reference stock sanitize peers aux_mutants vmap_mutants
-	module_mutants targets series series_mbox privilege custom lava lava_lab"
+	module_mutants targets series series_mbox privilege custom lava lava_lab
+	integrations"
 # Stages of the full tier that run once, not once per base.
 ONCE_STAGES="host series series_mbox privilege custom lava lava_lab lava_schema"
+# (one line each: main() matches " $ONCE_STAGES " word by word on spaces)
+ONCE_STAGES="$ONCE_STAGES integrations"
 
 stage_times=()
 
@@ -759,6 +765,14 @@ run_stage()
 	lava_schema) timed "LAVA jobs, schemas" line_checks \
 		"$PERF_AUX_ROOT/scripts/lava/check.sh" --schema ;;
 	targets) timed "$BASE reference kernel, other targets" reference_targets ;;
+	# integrations/ against the fetched upstream repositories (a missing
+	# mirror is a skipped check); Debian's python for lava_common, which
+	# scripts/deps.sh lava installs with PyYAML and Jinja2.
+	integrations)
+		"$PERF_AUX_ROOT/scripts/deps.sh" lava > /dev/null ||
+			verdict 1 "scripts/deps.sh lava"
+		timed "integrations/, KernelCI and tuxlava patches" line_checks \
+			/usr/bin/python3 "$PERF_AUX_ROOT/integrations/check.py" ;;
 	*) die "unknown stage '$1' (one of:" $QUICK_STAGES $FULL_STAGES")" ;;
 	esac
 }
