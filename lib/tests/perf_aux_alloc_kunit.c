@@ -37,6 +37,10 @@
 #include "../../kernel/events/internal.h"
 
 #define AUX_CAPS_LARGE	(PERF_PMU_CAP_AUX_NO_SG | PERF_PMU_CAP_AUX_PREFER_LARGE)
+/* What ctx->live holds per pfn: the order of its chunk, whether it heads it. */
+#define AUX_LIVE(order, head)	(((unsigned long)(order) << 1) | (head))
+#define AUX_LIVE_ORDER(v)	((v) >> 1)
+#define AUX_LIVE_HEAD(v)	((v) & 1)
 #define NO_INJECTION	INT_MAX
 /* Chunks whose highest order that succeeds a generated case chooses. */
 #define GEN_CHUNKS	8
@@ -119,7 +123,8 @@ struct aux_alloc_ctx {
 	bool req_overflow;
 
 	struct xarray live;	/* pfns handed out and not yet given back */
-	unsigned long pages_got, pages_put, bad_put;
+	unsigned long pages_got, pages_put, bad_put, dirty_put;
+	char dirt[128];		/* what was wrong with the first unclean page */
 	bool xa_failed;
 
 	int setup_calls, free_calls;
@@ -157,18 +162,53 @@ static struct page *aux_get_pages_stub(int node, gfp_t gfp, int order)
 	ctx->pages_got += 1UL << order;
 	pfn = page_to_pfn(page);
 	for (i = 0; i < (1UL << order); i++)
-		if (xa_err(xa_store(&ctx->live, pfn + i, xa_mk_value(order),
+		if (xa_err(xa_store(&ctx->live, pfn + i,
+				    xa_mk_value(AUX_LIVE(order, !i)),
 				    GFP_KERNEL)))
 			ctx->xa_failed = true;
 	return page;
 }
 
+/*
+ * What a page given back must look like.  rb_alloc_aux_page() split each
+ * chunk into order-0 pages of one reference each and marked its head with
+ * PagePrivate and the order in page_private(); rb_free_aux_page() must
+ * clear PagePrivate before the page goes back, as the page allocator's
+ * free checks demand (they run with CONFIG_DEBUG_VM only, so a default
+ * build would not notice).  It may leave the order in the head's
+ * page_private(): that word means nothing without PagePrivate and the
+ * allocator resets it.  AUX pages are never put in a page cache, and the
+ * test PMU takes no reference, so mapping is NULL and the count is one.
+ */
+static const char *aux_page_dirt(struct page *page, unsigned long live)
+{
+	unsigned long private = page_private(page);
+
+	if (PagePrivate(page))
+		return "PagePrivate still set";
+	if (page->mapping)
+		return "mapping still set";
+	if (page_ref_count(page) != 1)
+		return "reference count is not one";
+	if (private && !(AUX_LIVE_HEAD(live) && private == AUX_LIVE_ORDER(live)))
+		return "page_private() holds what the kernel never put there";
+	return NULL;
+}
+
 static void aux_put_page_stub(struct page *page)
 {
 	struct aux_alloc_ctx *ctx = aux_ctx();
+	void *entry = xa_erase(&ctx->live, page_to_pfn(page));
+	const char *dirt;
 
-	if (!xa_erase(&ctx->live, page_to_pfn(page)))
+	if (!entry)
 		ctx->bad_put++;
+	dirt = entry ? aux_page_dirt(page, xa_to_value(entry)) : NULL;
+	if (dirt && !ctx->dirty_put++)
+		snprintf(ctx->dirt, sizeof(ctx->dirt),
+			 "pfn %#lx given back unclean: %s (page_private %#lx, count %d)",
+			 page_to_pfn(page), dirt, page_private(page),
+			 page_ref_count(page));
 	ctx->pages_put++;
 	__free_page(page);
 }
@@ -366,6 +406,8 @@ static void aux_free_and_check(struct kunit *test, int ret)
 	KUNIT_EXPECT_EQ(test, ctx->pages_got, ctx->pages_put);
 	KUNIT_EXPECT_EQ_MSG(test, 0UL, ctx->bad_put,
 			    "pages given back twice or never handed out");
+	KUNIT_EXPECT_EQ_MSG(test, 0UL, ctx->dirty_put, "%lu pages; the first: %s",
+			    ctx->dirty_put, ctx->dirt);
 	KUNIT_EXPECT_TRUE_MSG(test, xa_empty(&ctx->live), "pages leaked");
 }
 
