@@ -609,6 +609,32 @@ static void aux_alloc_chunk_fails_test(struct kunit *test)
 	aux_run_case(test, &c);
 }
 
+/*
+ * The first chunk cannot be had at any order: rb_alloc_aux() allocated the
+ * page-pointer array before it, and its error path must free that too.
+ * 7.3-rc7 frees the array only when some page was had and leaks it here
+ * (the reference's patch 0004 fixes it).  Freed, the array must not be
+ * left in rb->aux_pages either: the next rb_alloc_aux() of the buffer
+ * overwrites the pointer, the next __rb_free_aux() would free it again.
+ * A pointer left behind is not freed here: the test cannot tell a leaked
+ * array from a freed one, and freeing the latter would be a double free.
+ */
+static void aux_alloc_first_page_fails_test(struct kunit *test)
+{
+	struct aux_alloc_ctx *ctx = test->priv;
+	struct aux_alloc_case c = {
+		.caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .nr_pages = 64,
+		.fail_above = NO_INJECTION, .fail_chunk = 0,
+	};
+
+	aux_run_case(test, &c);
+	KUNIT_EXPECT_GT_MSG(test, ctx->nr_req, 0,
+			    "no page was asked for: the array was never allocated");
+	KUNIT_EXPECT_EQ(test, 0, ctx->pages_got);
+	KUNIT_EXPECT_NULL_MSG(test, ctx->rb->aux_pages,
+			      "the page-pointer array outlived the failed allocation (leaked)");
+}
+
 /* setup_aux() failing frees every page and does not call free_aux(). */
 static void aux_alloc_setup_fails_test(struct kunit *test)
 {
@@ -669,6 +695,7 @@ static struct kunit_case perf_aux_alloc_test_cases[] = {
 	KUNIT_CASE_PARAM(aux_alloc_fallback_test, aux_fallback_gen_params),
 	KUNIT_CASE_PARAM(aux_alloc_generated_test, aux_gen_gen_params),
 	KUNIT_CASE(aux_alloc_chunk_fails_test),
+	KUNIT_CASE(aux_alloc_first_page_fails_test),
 	KUNIT_CASE(aux_alloc_setup_fails_test),
 	KUNIT_CASE(aux_alloc_pointer_array_guard_test),
 	KUNIT_CASE(aux_alloc_bad_input_test),
