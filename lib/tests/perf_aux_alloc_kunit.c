@@ -128,6 +128,7 @@ struct aux_alloc_ctx {
 	bool xa_failed;
 
 	int setup_calls, free_calls;
+	int ret;		/* what rb_alloc_aux() returned */
 	void **setup_pages;
 	int setup_nr_pages;
 	bool setup_overwrite;
@@ -313,6 +314,7 @@ static int aux_alloc_and_check(struct kunit *test)
 
 	ret = rb_alloc_aux(ctx->rb, ctx->event, 0, c->nr_pages, c->watermark,
 			   flags);
+	ctx->ret = ret;
 	KUNIT_EXPECT_FALSE(test, ctx->req_overflow);
 	KUNIT_EXPECT_FALSE(test, ctx->xa_failed);
 
@@ -442,6 +444,325 @@ static long aux_watermark(enum aux_wm wm, int nr_pages)
 	}
 }
 
+/*
+ * The chunk orders of every order case, written down from the rule as
+ * commit 18049c8cff9c ("perf/aux: Allocate non-contiguous AUX pages by
+ * default") states it, not computed: order 0 unless the PMU has
+ * PERF_PMU_CAP_AUX_PREFER_LARGE or _AUX_NO_SG; otherwise chunks no larger
+ * than get_order(watermark) in normal mode (the watermark defaults to half
+ * the buffer) and than the buffer in snapshot mode, none above
+ * MAX_PAGE_ORDER; a NO_SG snapshot buffer is one chunk or -ENOMEM.
+ *
+ * Sizes and orders are in pages and orders of the running kernel: MP(d)
+ * is 2^(MAX_PAGE_ORDER + d) pages, MO(d) the order MAX_PAGE_ORDER + d.
+ * RUN(p, o): p pages in chunks of order o; DOWN(o): one chunk of each
+ * order from o down to 0.  A fixed size's order that may exceed
+ * MAX_PAGE_ORDER on some kernel is written MIN(order, MAX_PAGE_ORDER).
+ *
+ * perf_mmap() takes power-of-two AUX sizes only; the two that are not
+ * (max_minus1, max_plus1) cannot be one chunk, and rb_alloc_aux() lets a
+ * NO_SG snapshot buffer through when its first chunk is of order
+ * ilog2(nr_pages): their NO_SG snapshot rows say 0, the weaker rule.
+ */
+#define MO(d)		(MAX_PAGE_ORDER + (d))
+#define MP(d)		(1 << MO(d))
+#define AUX_DOWN	(-1)
+#define RUN(p, o)	{ .pages = (p), .order = (o) }
+#define DOWN(o)		{ .pages = AUX_DOWN, .order = (o) }
+/* A NO_SG snapshot buffer of 2^o pages: one chunk, if the order exists. */
+#define NOSG_RET(o)	((o) > MAX_PAGE_ORDER ? -ENOMEM : 0)
+
+#define AUX_PAGES_1p		1
+#define AUX_PAGES_2p		2
+#define AUX_PAGES_16p		16
+#define AUX_PAGES_512p		512
+#define AUX_PAGES_1024p		1024
+#define AUX_PAGES_2048p		2048
+#define AUX_PAGES_max_half	MP(-1)
+#define AUX_PAGES_max_minus1	(MP(0) - 1)
+#define AUX_PAGES_max		MP(0)
+#define AUX_PAGES_max_plus1	(MP(0) + 1)
+#define AUX_PAGES_max_twice	MP(1)
+
+#define AUX_CAPS_none		0
+#define AUX_CAPS_large		PERF_PMU_CAP_AUX_PREFER_LARGE
+#define AUX_CAPS_nosg		PERF_PMU_CAP_AUX_NO_SG
+#define AUX_CAPS_large_nosg	AUX_CAPS_LARGE
+
+#define AUX_RW(caps, size, wm, ...)					\
+	{ #caps "_rw_" #size "_" #wm, AUX_CAPS_##caps, false,		\
+	  AUX_PAGES_##size, WM_##wm, 0, { __VA_ARGS__ } }
+#define AUX_SNAP(caps, size, ret, ...)					\
+	{ #caps "_snapshot_" #size, AUX_CAPS_##caps, true,		\
+	  AUX_PAGES_##size, WM_wm_default, ret, { __VA_ARGS__ } }
+
+/* The watermark names of the rows, as the order cases spell them. */
+#define WM_wm_default	WM_DEFAULT
+#define WM_wm_page	WM_PAGE
+#define WM_wm_half	WM_HALF
+#define WM_wm_whole	WM_WHOLE
+
+struct aux_run {
+	int pages;		/* AUX_DOWN: see DOWN() */
+	int order;
+};
+
+struct aux_table_row {
+	const char *name;
+	unsigned int caps;
+	bool overwrite;
+	int nr_pages;
+	enum aux_wm wm;
+	int ret;
+	struct aux_run runs[2];	/* .pages 0 ends them */
+};
+
+static const struct aux_table_row aux_table[] = {
+	AUX_RW(none, 1p, wm_default, RUN(1, 0)),
+	AUX_RW(none, 1p, wm_page, RUN(1, 0)),
+	AUX_RW(none, 1p, wm_half, RUN(1, 0)),
+	AUX_RW(none, 1p, wm_whole, RUN(1, 0)),
+	AUX_SNAP(none, 1p, 0, RUN(1, 0)),
+	AUX_RW(none, 2p, wm_default, RUN(2, 0)),
+	AUX_RW(none, 2p, wm_page, RUN(2, 0)),
+	AUX_RW(none, 2p, wm_half, RUN(2, 0)),
+	AUX_RW(none, 2p, wm_whole, RUN(2, 0)),
+	AUX_SNAP(none, 2p, 0, RUN(2, 0)),
+	AUX_RW(none, 16p, wm_default, RUN(16, 0)),
+	AUX_RW(none, 16p, wm_page, RUN(16, 0)),
+	AUX_RW(none, 16p, wm_half, RUN(16, 0)),
+	AUX_RW(none, 16p, wm_whole, RUN(16, 0)),
+	AUX_SNAP(none, 16p, 0, RUN(16, 0)),
+	AUX_RW(none, 512p, wm_default, RUN(512, 0)),
+	AUX_RW(none, 512p, wm_page, RUN(512, 0)),
+	AUX_RW(none, 512p, wm_half, RUN(512, 0)),
+	AUX_RW(none, 512p, wm_whole, RUN(512, 0)),
+	AUX_SNAP(none, 512p, 0, RUN(512, 0)),
+	AUX_RW(none, 1024p, wm_default, RUN(1024, 0)),
+	AUX_RW(none, 1024p, wm_page, RUN(1024, 0)),
+	AUX_RW(none, 1024p, wm_half, RUN(1024, 0)),
+	AUX_RW(none, 1024p, wm_whole, RUN(1024, 0)),
+	AUX_SNAP(none, 1024p, 0, RUN(1024, 0)),
+	AUX_RW(none, 2048p, wm_default, RUN(2048, 0)),
+	AUX_RW(none, 2048p, wm_page, RUN(2048, 0)),
+	AUX_RW(none, 2048p, wm_half, RUN(2048, 0)),
+	AUX_RW(none, 2048p, wm_whole, RUN(2048, 0)),
+	AUX_SNAP(none, 2048p, 0, RUN(2048, 0)),
+	AUX_RW(none, max_half, wm_default, RUN(MP(-1), 0)),
+	AUX_RW(none, max_half, wm_page, RUN(MP(-1), 0)),
+	AUX_RW(none, max_half, wm_half, RUN(MP(-1), 0)),
+	AUX_RW(none, max_half, wm_whole, RUN(MP(-1), 0)),
+	AUX_SNAP(none, max_half, 0, RUN(MP(-1), 0)),
+	AUX_RW(none, max_minus1, wm_default, RUN(MP(0) - 1, 0)),
+	AUX_RW(none, max_minus1, wm_page, RUN(MP(0) - 1, 0)),
+	AUX_RW(none, max_minus1, wm_half, RUN(MP(0) - 1, 0)),
+	AUX_RW(none, max_minus1, wm_whole, RUN(MP(0) - 1, 0)),
+	AUX_SNAP(none, max_minus1, 0, RUN(MP(0) - 1, 0)),
+	AUX_RW(none, max, wm_default, RUN(MP(0), 0)),
+	AUX_RW(none, max, wm_page, RUN(MP(0), 0)),
+	AUX_RW(none, max, wm_half, RUN(MP(0), 0)),
+	AUX_RW(none, max, wm_whole, RUN(MP(0), 0)),
+	AUX_SNAP(none, max, 0, RUN(MP(0), 0)),
+	AUX_RW(none, max_plus1, wm_default, RUN(MP(0) + 1, 0)),
+	AUX_RW(none, max_plus1, wm_page, RUN(MP(0) + 1, 0)),
+	AUX_RW(none, max_plus1, wm_half, RUN(MP(0) + 1, 0)),
+	AUX_RW(none, max_plus1, wm_whole, RUN(MP(0) + 1, 0)),
+	AUX_SNAP(none, max_plus1, 0, RUN(MP(0) + 1, 0)),
+	AUX_RW(none, max_twice, wm_default, RUN(MP(1), 0)),
+	AUX_RW(none, max_twice, wm_page, RUN(MP(1), 0)),
+	AUX_RW(none, max_twice, wm_half, RUN(MP(1), 0)),
+	AUX_RW(none, max_twice, wm_whole, RUN(MP(1), 0)),
+	AUX_SNAP(none, max_twice, 0, RUN(MP(1), 0)),
+	AUX_RW(large, 1p, wm_default, RUN(1, 0)),
+	AUX_RW(large, 1p, wm_page, RUN(1, 0)),
+	AUX_RW(large, 1p, wm_half, RUN(1, 0)),
+	AUX_RW(large, 1p, wm_whole, RUN(1, 0)),
+	AUX_SNAP(large, 1p, 0, RUN(1, 0)),
+	AUX_RW(large, 2p, wm_default, RUN(2, 0)),
+	AUX_RW(large, 2p, wm_page, RUN(2, 0)),
+	AUX_RW(large, 2p, wm_half, RUN(2, 0)),
+	AUX_RW(large, 2p, wm_whole, RUN(2, 1)),
+	AUX_SNAP(large, 2p, 0, RUN(2, 1)),
+	AUX_RW(large, 16p, wm_default, RUN(16, 3)),
+	AUX_RW(large, 16p, wm_page, RUN(16, 0)),
+	AUX_RW(large, 16p, wm_half, RUN(16, 3)),
+	AUX_RW(large, 16p, wm_whole, RUN(16, 4)),
+	AUX_SNAP(large, 16p, 0, RUN(16, 4)),
+	AUX_RW(large, 512p, wm_default, RUN(512, MIN(8, MAX_PAGE_ORDER))),
+	AUX_RW(large, 512p, wm_page, RUN(512, 0)),
+	AUX_RW(large, 512p, wm_half, RUN(512, MIN(8, MAX_PAGE_ORDER))),
+	AUX_RW(large, 512p, wm_whole, RUN(512, MIN(9, MAX_PAGE_ORDER))),
+	AUX_SNAP(large, 512p, 0, RUN(512, MIN(9, MAX_PAGE_ORDER))),
+	AUX_RW(large, 1024p, wm_default, RUN(1024, MIN(9, MAX_PAGE_ORDER))),
+	AUX_RW(large, 1024p, wm_page, RUN(1024, 0)),
+	AUX_RW(large, 1024p, wm_half, RUN(1024, MIN(9, MAX_PAGE_ORDER))),
+	AUX_RW(large, 1024p, wm_whole, RUN(1024, MIN(10, MAX_PAGE_ORDER))),
+	AUX_SNAP(large, 1024p, 0, RUN(1024, MIN(10, MAX_PAGE_ORDER))),
+	AUX_RW(large, 2048p, wm_default, RUN(2048, MIN(10, MAX_PAGE_ORDER))),
+	AUX_RW(large, 2048p, wm_page, RUN(2048, 0)),
+	AUX_RW(large, 2048p, wm_half, RUN(2048, MIN(10, MAX_PAGE_ORDER))),
+	AUX_RW(large, 2048p, wm_whole, RUN(2048, MIN(11, MAX_PAGE_ORDER))),
+	AUX_SNAP(large, 2048p, 0, RUN(2048, MIN(11, MAX_PAGE_ORDER))),
+	AUX_RW(large, max_half, wm_default, RUN(MP(-1), MO(-2))),
+	AUX_RW(large, max_half, wm_page, RUN(MP(-1), 0)),
+	AUX_RW(large, max_half, wm_half, RUN(MP(-1), MO(-2))),
+	AUX_RW(large, max_half, wm_whole, RUN(MP(-1), MO(-1))),
+	AUX_SNAP(large, max_half, 0, RUN(MP(-1), MO(-1))),
+	AUX_RW(large, max_minus1, wm_default, DOWN(MO(-1))),
+	AUX_RW(large, max_minus1, wm_page, RUN(MP(0) - 1, 0)),
+	AUX_RW(large, max_minus1, wm_half, DOWN(MO(-1))),
+	AUX_RW(large, max_minus1, wm_whole, DOWN(MO(-1))),
+	AUX_SNAP(large, max_minus1, 0, DOWN(MO(-1))),
+	AUX_RW(large, max, wm_default, RUN(MP(0), MO(-1))),
+	AUX_RW(large, max, wm_page, RUN(MP(0), 0)),
+	AUX_RW(large, max, wm_half, RUN(MP(0), MO(-1))),
+	AUX_RW(large, max, wm_whole, RUN(MP(0), MO(0))),
+	AUX_SNAP(large, max, 0, RUN(MP(0), MO(0))),
+	AUX_RW(large, max_plus1, wm_default, RUN(MP(0), MO(0)), RUN(1, 0)),
+	AUX_RW(large, max_plus1, wm_page, RUN(MP(0) + 1, 0)),
+	AUX_RW(large, max_plus1, wm_half, RUN(MP(0), MO(0)), RUN(1, 0)),
+	AUX_RW(large, max_plus1, wm_whole, RUN(MP(0), MO(0)), RUN(1, 0)),
+	AUX_SNAP(large, max_plus1, 0, RUN(MP(0), MO(0)), RUN(1, 0)),
+	AUX_RW(large, max_twice, wm_default, RUN(MP(1), MO(0))),
+	AUX_RW(large, max_twice, wm_page, RUN(MP(1), 0)),
+	AUX_RW(large, max_twice, wm_half, RUN(MP(1), MO(0))),
+	AUX_RW(large, max_twice, wm_whole, RUN(MP(1), MO(0))),
+	AUX_SNAP(large, max_twice, 0, RUN(MP(1), MO(0))),
+	AUX_RW(nosg, 1p, wm_default, RUN(1, 0)),
+	AUX_RW(nosg, 1p, wm_page, RUN(1, 0)),
+	AUX_RW(nosg, 1p, wm_half, RUN(1, 0)),
+	AUX_RW(nosg, 1p, wm_whole, RUN(1, 0)),
+	AUX_SNAP(nosg, 1p, 0, RUN(1, 0)),
+	AUX_RW(nosg, 2p, wm_default, RUN(2, 0)),
+	AUX_RW(nosg, 2p, wm_page, RUN(2, 0)),
+	AUX_RW(nosg, 2p, wm_half, RUN(2, 0)),
+	AUX_RW(nosg, 2p, wm_whole, RUN(2, 1)),
+	AUX_SNAP(nosg, 2p, 0, RUN(2, 1)),
+	AUX_RW(nosg, 16p, wm_default, RUN(16, 3)),
+	AUX_RW(nosg, 16p, wm_page, RUN(16, 0)),
+	AUX_RW(nosg, 16p, wm_half, RUN(16, 3)),
+	AUX_RW(nosg, 16p, wm_whole, RUN(16, 4)),
+	AUX_SNAP(nosg, 16p, 0, RUN(16, 4)),
+	AUX_RW(nosg, 512p, wm_default, RUN(512, MIN(8, MAX_PAGE_ORDER))),
+	AUX_RW(nosg, 512p, wm_page, RUN(512, 0)),
+	AUX_RW(nosg, 512p, wm_half, RUN(512, MIN(8, MAX_PAGE_ORDER))),
+	AUX_RW(nosg, 512p, wm_whole, RUN(512, MIN(9, MAX_PAGE_ORDER))),
+	AUX_SNAP(nosg, 512p, NOSG_RET(9), RUN(512, MIN(9, MAX_PAGE_ORDER))),
+	AUX_RW(nosg, 1024p, wm_default, RUN(1024, MIN(9, MAX_PAGE_ORDER))),
+	AUX_RW(nosg, 1024p, wm_page, RUN(1024, 0)),
+	AUX_RW(nosg, 1024p, wm_half, RUN(1024, MIN(9, MAX_PAGE_ORDER))),
+	AUX_RW(nosg, 1024p, wm_whole, RUN(1024, MIN(10, MAX_PAGE_ORDER))),
+	AUX_SNAP(nosg, 1024p, NOSG_RET(10), RUN(1024, MIN(10, MAX_PAGE_ORDER))),
+	AUX_RW(nosg, 2048p, wm_default, RUN(2048, MIN(10, MAX_PAGE_ORDER))),
+	AUX_RW(nosg, 2048p, wm_page, RUN(2048, 0)),
+	AUX_RW(nosg, 2048p, wm_half, RUN(2048, MIN(10, MAX_PAGE_ORDER))),
+	AUX_RW(nosg, 2048p, wm_whole, RUN(2048, MIN(11, MAX_PAGE_ORDER))),
+	AUX_SNAP(nosg, 2048p, NOSG_RET(11), RUN(2048, MIN(11, MAX_PAGE_ORDER))),
+	AUX_RW(nosg, max_half, wm_default, RUN(MP(-1), MO(-2))),
+	AUX_RW(nosg, max_half, wm_page, RUN(MP(-1), 0)),
+	AUX_RW(nosg, max_half, wm_half, RUN(MP(-1), MO(-2))),
+	AUX_RW(nosg, max_half, wm_whole, RUN(MP(-1), MO(-1))),
+	AUX_SNAP(nosg, max_half, 0, RUN(MP(-1), MO(-1))),
+	AUX_RW(nosg, max_minus1, wm_default, DOWN(MO(-1))),
+	AUX_RW(nosg, max_minus1, wm_page, RUN(MP(0) - 1, 0)),
+	AUX_RW(nosg, max_minus1, wm_half, DOWN(MO(-1))),
+	AUX_RW(nosg, max_minus1, wm_whole, DOWN(MO(-1))),
+	AUX_SNAP(nosg, max_minus1, 0, DOWN(MO(-1))),
+	AUX_RW(nosg, max, wm_default, RUN(MP(0), MO(-1))),
+	AUX_RW(nosg, max, wm_page, RUN(MP(0), 0)),
+	AUX_RW(nosg, max, wm_half, RUN(MP(0), MO(-1))),
+	AUX_RW(nosg, max, wm_whole, RUN(MP(0), MO(0))),
+	AUX_SNAP(nosg, max, 0, RUN(MP(0), MO(0))),
+	AUX_RW(nosg, max_plus1, wm_default, RUN(MP(0), MO(0)), RUN(1, 0)),
+	AUX_RW(nosg, max_plus1, wm_page, RUN(MP(0) + 1, 0)),
+	AUX_RW(nosg, max_plus1, wm_half, RUN(MP(0), MO(0)), RUN(1, 0)),
+	AUX_RW(nosg, max_plus1, wm_whole, RUN(MP(0), MO(0)), RUN(1, 0)),
+	AUX_SNAP(nosg, max_plus1, 0, RUN(MP(0), MO(0)), RUN(1, 0)),
+	AUX_RW(nosg, max_twice, wm_default, RUN(MP(1), MO(0))),
+	AUX_RW(nosg, max_twice, wm_page, RUN(MP(1), 0)),
+	AUX_RW(nosg, max_twice, wm_half, RUN(MP(1), MO(0))),
+	AUX_RW(nosg, max_twice, wm_whole, RUN(MP(1), MO(0))),
+	AUX_SNAP(nosg, max_twice, -ENOMEM, RUN(MP(1), MO(0))),
+	AUX_RW(large_nosg, 1p, wm_default, RUN(1, 0)),
+	AUX_RW(large_nosg, 1p, wm_page, RUN(1, 0)),
+	AUX_RW(large_nosg, 1p, wm_half, RUN(1, 0)),
+	AUX_RW(large_nosg, 1p, wm_whole, RUN(1, 0)),
+	AUX_SNAP(large_nosg, 1p, 0, RUN(1, 0)),
+	AUX_RW(large_nosg, 2p, wm_default, RUN(2, 0)),
+	AUX_RW(large_nosg, 2p, wm_page, RUN(2, 0)),
+	AUX_RW(large_nosg, 2p, wm_half, RUN(2, 0)),
+	AUX_RW(large_nosg, 2p, wm_whole, RUN(2, 1)),
+	AUX_SNAP(large_nosg, 2p, 0, RUN(2, 1)),
+	AUX_RW(large_nosg, 16p, wm_default, RUN(16, 3)),
+	AUX_RW(large_nosg, 16p, wm_page, RUN(16, 0)),
+	AUX_RW(large_nosg, 16p, wm_half, RUN(16, 3)),
+	AUX_RW(large_nosg, 16p, wm_whole, RUN(16, 4)),
+	AUX_SNAP(large_nosg, 16p, 0, RUN(16, 4)),
+	AUX_RW(large_nosg, 512p, wm_default, RUN(512, MIN(8, MAX_PAGE_ORDER))),
+	AUX_RW(large_nosg, 512p, wm_page, RUN(512, 0)),
+	AUX_RW(large_nosg, 512p, wm_half, RUN(512, MIN(8, MAX_PAGE_ORDER))),
+	AUX_RW(large_nosg, 512p, wm_whole, RUN(512, MIN(9, MAX_PAGE_ORDER))),
+	AUX_SNAP(large_nosg, 512p, NOSG_RET(9), RUN(512, MIN(9, MAX_PAGE_ORDER))),
+	AUX_RW(large_nosg, 1024p, wm_default, RUN(1024, MIN(9, MAX_PAGE_ORDER))),
+	AUX_RW(large_nosg, 1024p, wm_page, RUN(1024, 0)),
+	AUX_RW(large_nosg, 1024p, wm_half, RUN(1024, MIN(9, MAX_PAGE_ORDER))),
+	AUX_RW(large_nosg, 1024p, wm_whole, RUN(1024, MIN(10, MAX_PAGE_ORDER))),
+	AUX_SNAP(large_nosg, 1024p, NOSG_RET(10), RUN(1024, MIN(10, MAX_PAGE_ORDER))),
+	AUX_RW(large_nosg, 2048p, wm_default, RUN(2048, MIN(10, MAX_PAGE_ORDER))),
+	AUX_RW(large_nosg, 2048p, wm_page, RUN(2048, 0)),
+	AUX_RW(large_nosg, 2048p, wm_half, RUN(2048, MIN(10, MAX_PAGE_ORDER))),
+	AUX_RW(large_nosg, 2048p, wm_whole, RUN(2048, MIN(11, MAX_PAGE_ORDER))),
+	AUX_SNAP(large_nosg, 2048p, NOSG_RET(11), RUN(2048, MIN(11, MAX_PAGE_ORDER))),
+	AUX_RW(large_nosg, max_half, wm_default, RUN(MP(-1), MO(-2))),
+	AUX_RW(large_nosg, max_half, wm_page, RUN(MP(-1), 0)),
+	AUX_RW(large_nosg, max_half, wm_half, RUN(MP(-1), MO(-2))),
+	AUX_RW(large_nosg, max_half, wm_whole, RUN(MP(-1), MO(-1))),
+	AUX_SNAP(large_nosg, max_half, 0, RUN(MP(-1), MO(-1))),
+	AUX_RW(large_nosg, max_minus1, wm_default, DOWN(MO(-1))),
+	AUX_RW(large_nosg, max_minus1, wm_page, RUN(MP(0) - 1, 0)),
+	AUX_RW(large_nosg, max_minus1, wm_half, DOWN(MO(-1))),
+	AUX_RW(large_nosg, max_minus1, wm_whole, DOWN(MO(-1))),
+	AUX_SNAP(large_nosg, max_minus1, 0, DOWN(MO(-1))),
+	AUX_RW(large_nosg, max, wm_default, RUN(MP(0), MO(-1))),
+	AUX_RW(large_nosg, max, wm_page, RUN(MP(0), 0)),
+	AUX_RW(large_nosg, max, wm_half, RUN(MP(0), MO(-1))),
+	AUX_RW(large_nosg, max, wm_whole, RUN(MP(0), MO(0))),
+	AUX_SNAP(large_nosg, max, 0, RUN(MP(0), MO(0))),
+	AUX_RW(large_nosg, max_plus1, wm_default, RUN(MP(0), MO(0)), RUN(1, 0)),
+	AUX_RW(large_nosg, max_plus1, wm_page, RUN(MP(0) + 1, 0)),
+	AUX_RW(large_nosg, max_plus1, wm_half, RUN(MP(0), MO(0)), RUN(1, 0)),
+	AUX_RW(large_nosg, max_plus1, wm_whole, RUN(MP(0), MO(0)), RUN(1, 0)),
+	AUX_SNAP(large_nosg, max_plus1, 0, RUN(MP(0), MO(0)), RUN(1, 0)),
+	AUX_RW(large_nosg, max_twice, wm_default, RUN(MP(1), MO(0))),
+	AUX_RW(large_nosg, max_twice, wm_page, RUN(MP(1), 0)),
+	AUX_RW(large_nosg, max_twice, wm_half, RUN(MP(1), MO(0))),
+	AUX_RW(large_nosg, max_twice, wm_whole, RUN(MP(1), MO(0))),
+	AUX_SNAP(large_nosg, max_twice, -ENOMEM, RUN(MP(1), MO(0))),
+};
+
+/* The order of chunk @k of @r, -1 past the last. */
+static int aux_row_order(const struct aux_table_row *r, int k)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(r->runs) && r->runs[i].pages; i++) {
+		const struct aux_run *run = &r->runs[i];
+		int n = run->pages == AUX_DOWN ? run->order + 1 :
+			run->pages >> run->order;
+
+		if (k < n)
+			return run->pages == AUX_DOWN ? run->order - k :
+			       run->order;
+		k -= n;
+	}
+	return -1;
+}
+
+static void aux_table_desc(const struct aux_table_row *r, char *desc)
+{
+	strscpy(desc, r->name, KUNIT_PARAM_DESC_SIZE);
+}
+
 static void aux_build_order_cases(void)
 {
 	struct aux_alloc_case *c = order_cases;
@@ -564,14 +885,124 @@ static int perf_aux_alloc_suite_init(struct kunit_suite *suite)
 	return 0;
 }
 
-KUNIT_ARRAY_PARAM_DESC(aux_orders, order_cases, name);
+KUNIT_ARRAY_PARAM(aux_orders, aux_table, aux_table_desc);
 KUNIT_ARRAY_PARAM_DESC(aux_fallback, fallback_cases, name);
 KUNIT_ARRAY_PARAM_DESC(aux_gen, gen_cases, name);
 
-/* Chunk orders, page_private() and coverage follow the rules. */
+/*
+ * The model's chunk @k for @c, -1 past the last: what aux_alloc_and_check()
+ * replays when no request fails.
+ */
+static int aux_model_order(const struct aux_alloc_case *c, int k)
+{
+	int ceiling = aux_model_ceiling(c), remaining = c->nr_pages, order;
+
+	for (;;) {
+		if (remaining <= 0)
+			return -1;
+		order = min3(ceiling, ilog2(remaining), MAX_PAGE_ORDER);
+		if (!k--)
+			return order;
+		remaining -= 1 << order;
+	}
+}
+
+static int aux_model_ret(const struct aux_alloc_case *c)
+{
+	bool nosg_snapshot = (c->caps & PERF_PMU_CAP_AUX_NO_SG) && c->overwrite;
+
+	return nosg_snapshot && aux_model_order(c, 0) != aux_model_ceiling(c) ?
+	       -ENOMEM : 0;
+}
+
+/*
+ * Chunk orders, page_private() and coverage follow the rules: the model's
+ * replay of each request, then the row of the literal table against both
+ * what rb_alloc_aux() gave and what the model expects, so that a fault the
+ * model shares with the code still fails, and a model that strays from the
+ * rule fails naming both.
+ */
 static void aux_alloc_orders_test(struct kunit *test)
 {
-	aux_run_case(test, test->param_value);
+	const struct aux_table_row *r = test->param_value;
+	struct aux_alloc_ctx *ctx = test->priv;
+	struct aux_alloc_case c = {
+		.caps = r->caps, .overwrite = r->overwrite,
+		.nr_pages = r->nr_pages, .fail_above = NO_INJECTION,
+		.fail_chunk = -1,
+	};
+	int i, k, want, model;
+	bool refused = false;
+
+	strscpy(c.name, r->name, sizeof(c.name));
+	c.watermark = r->overwrite ? 0 : aux_watermark(r->wm, r->nr_pages);
+
+	aux_run_case(test, &c);
+
+	for (k = 0; ; k++) {
+		want = aux_row_order(r, k);
+		model = aux_model_order(&c, k);
+		KUNIT_EXPECT_EQ_MSG(test, want, model,
+				    "chunk %d: table says order %d, model %d",
+				    k, want, model);
+		if (want < 0 || want != model)
+			break;
+	}
+	KUNIT_EXPECT_EQ_MSG(test, r->ret, aux_model_ret(&c),
+			    "table says %d, model %d", r->ret, aux_model_ret(&c));
+
+	for (i = 0; i < ctx->nr_req; i++)
+		refused |= !ctx->req[i].page;
+	/*
+	 * Nothing was injected: a refusal is a real allocation failure,
+	 * which the model's replay judged; the table holds for a quiet
+	 * system only.
+	 */
+	if (refused) {
+		kunit_info(test, "an order was not had: the table is not compared\n");
+		return;
+	}
+	for (i = 0, k = 0; i <= ctx->nr_req; i++, k++) {
+		want = aux_row_order(r, k);
+		model = i < ctx->nr_req ? ctx->req[i].order : -1;
+		KUNIT_EXPECT_EQ_MSG(test, want, model,
+				    "chunk %d: table says order %d, rb_alloc_aux() gave %d",
+				    k, want, model);
+		if (want != model)
+			break;
+	}
+	KUNIT_EXPECT_EQ_MSG(test, r->ret, ctx->ret,
+			    "table says %d, rb_alloc_aux() returned %d",
+			    r->ret, ctx->ret);
+}
+
+/* Every order case of the cross product has exactly one row. */
+static void aux_alloc_table_complete_test(struct kunit *test)
+{
+	int i, j, found;
+
+	KUNIT_EXPECT_EQ(test, ARRAY_SIZE(order_cases), ARRAY_SIZE(aux_table));
+	for (i = 0; i < ARRAY_SIZE(order_cases); i++) {
+		const struct aux_alloc_case *c = &order_cases[i];
+
+		for (j = 0, found = 0; j < ARRAY_SIZE(aux_table); j++) {
+			const struct aux_table_row *r = &aux_table[j];
+
+			if (strcmp(r->name, c->name))
+				continue;
+			found++;
+			KUNIT_EXPECT_EQ_MSG(test, c->caps, r->caps, "%s", c->name);
+			KUNIT_EXPECT_EQ_MSG(test, c->overwrite, r->overwrite,
+					    "%s", c->name);
+			KUNIT_EXPECT_EQ_MSG(test, c->nr_pages, r->nr_pages,
+					    "%s", c->name);
+			KUNIT_EXPECT_EQ_MSG(test, c->watermark,
+					    r->overwrite ? 0 :
+					    aux_watermark(r->wm, r->nr_pages),
+					    "%s", c->name);
+		}
+		KUNIT_EXPECT_EQ_MSG(test, 1, found, "rows of %s", c->name);
+	}
 }
 
 /*
@@ -696,6 +1127,7 @@ static void aux_alloc_bad_input_test(struct kunit *test)
 
 static struct kunit_case perf_aux_alloc_test_cases[] = {
 	KUNIT_CASE_PARAM(aux_alloc_orders_test, aux_orders_gen_params),
+	KUNIT_CASE(aux_alloc_table_complete_test),
 	KUNIT_CASE_PARAM(aux_alloc_fallback_test, aux_fallback_gen_params),
 	KUNIT_CASE_PARAM(aux_alloc_generated_test, aux_gen_gen_params),
 	KUNIT_CASE(aux_alloc_chunk_fails_test),
