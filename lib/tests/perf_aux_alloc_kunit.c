@@ -1061,7 +1061,7 @@ static void aux_alloc_first_page_fails_test(struct kunit *test)
 	aux_run_case(test, &c);
 	KUNIT_EXPECT_GT_MSG(test, ctx->nr_req, 0,
 			    "no page was asked for: the array was never allocated");
-	KUNIT_EXPECT_EQ(test, 0, ctx->pages_got);
+	KUNIT_EXPECT_EQ(test, 0UL, ctx->pages_got);
 	KUNIT_EXPECT_NULL_MSG(test, ctx->rb->aux_pages,
 			      "the page-pointer array outlived the failed allocation (leaked)");
 }
