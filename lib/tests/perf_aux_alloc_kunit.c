@@ -931,7 +931,7 @@ static void aux_alloc_orders_test(struct kunit *test)
 		.nr_pages = r->nr_pages, .fail_above = NO_INJECTION,
 		.fail_chunk = -1,
 	};
-	int i, k, want, model;
+	int i, k, want, model, got;
 	bool refused = false;
 
 	strscpy(c.name, r->name, sizeof(c.name));
@@ -964,11 +964,11 @@ static void aux_alloc_orders_test(struct kunit *test)
 	}
 	for (i = 0, k = 0; i <= ctx->nr_req; i++, k++) {
 		want = aux_row_order(r, k);
-		model = i < ctx->nr_req ? ctx->req[i].order : -1;
-		KUNIT_EXPECT_EQ_MSG(test, want, model,
+		got = i < ctx->nr_req ? ctx->req[i].order : -1;
+		KUNIT_EXPECT_EQ_MSG(test, want, got,
 				    "chunk %d: table says order %d, rb_alloc_aux() gave %d",
-				    k, want, model);
-		if (want != model)
+				    k, want, got);
+		if (want != got)
 			break;
 	}
 	KUNIT_EXPECT_EQ_MSG(test, r->ret, ctx->ret,
