@@ -801,6 +801,43 @@ static const char * const aux_limit_names[NR_LIMITS] = {
 };
 
 #define NR_FALLBACK_CASES (3 * 2 * NR_LIMITS)
+
+/*
+ * What each fallback case must give, from the rule: the first chunk asks
+ * for the ceiling (get_order() of the default watermark, half the 512
+ * pages, in normal mode; the whole buffer in snapshot mode) and walks
+ * down to the injected limit, where every chunk settles; a NO_SG snapshot
+ * buffer, no longer one chunk, is refused.  FB_RW and FB_SNAP are those
+ * ceilings: orders 8 and 9 of the 512 pages, where the kernel has them.
+ */
+#define FB_RW		MIN(8, MAX_PAGE_ORDER)
+#define FB_SNAP		MIN(9, MAX_PAGE_ORDER)
+static const struct {
+	const char *name;
+	int first_ask;		/* the order the first chunk asks for first */
+	int settle;		/* the order every chunk gets */
+	int ret;
+} aux_fallback_table[] = {
+	{ "large_rw_order0_only", FB_RW, 0, 0 },
+	{ "large_rw_half_ceiling", FB_RW, FB_RW / 2, 0 },
+	{ "large_rw_below_ceiling", FB_RW, FB_RW - 1, 0 },
+	{ "large_snapshot_order0_only", FB_SNAP, 0, 0 },
+	{ "large_snapshot_half_ceiling", FB_SNAP, FB_SNAP / 2, 0 },
+	{ "large_snapshot_below_ceiling", FB_SNAP, FB_SNAP - 1, 0 },
+	{ "nosg_rw_order0_only", FB_RW, 0, 0 },
+	{ "nosg_rw_half_ceiling", FB_RW, FB_RW / 2, 0 },
+	{ "nosg_rw_below_ceiling", FB_RW, FB_RW - 1, 0 },
+	{ "nosg_snapshot_order0_only", FB_SNAP, 0, -ENOMEM },
+	{ "nosg_snapshot_half_ceiling", FB_SNAP, FB_SNAP / 2, -ENOMEM },
+	{ "nosg_snapshot_below_ceiling", FB_SNAP, FB_SNAP - 1, -ENOMEM },
+	{ "large_nosg_rw_order0_only", FB_RW, 0, 0 },
+	{ "large_nosg_rw_half_ceiling", FB_RW, FB_RW / 2, 0 },
+	{ "large_nosg_rw_below_ceiling", FB_RW, FB_RW - 1, 0 },
+	{ "large_nosg_snapshot_order0_only", FB_SNAP, 0, -ENOMEM },
+	{ "large_nosg_snapshot_half_ceiling", FB_SNAP, FB_SNAP / 2, -ENOMEM },
+	{ "large_nosg_snapshot_below_ceiling", FB_SNAP, FB_SNAP - 1, -ENOMEM },
+};
+
 static struct aux_alloc_case fallback_cases[NR_FALLBACK_CASES];
 
 static void aux_build_fallback_cases(void)
@@ -1015,6 +1052,59 @@ static void aux_alloc_generated_test(struct kunit *test)
 	aux_run_case(test, test->param_value);
 }
 
+/*
+ * The literal row of fallback case @c against what rb_alloc_aux() did, and
+ * against the model's ceiling and the limit injected from it.
+ */
+static void aux_fallback_against_table(struct kunit *test,
+				       const struct aux_alloc_case *c,
+				       int ceiling)
+{
+	struct aux_alloc_ctx *ctx = test->priv;
+	int i, row, chunks = 0;
+
+	for (row = 0; row < ARRAY_SIZE(aux_fallback_table); row++)
+		if (!strcmp(aux_fallback_table[row].name, c->name))
+			break;
+	KUNIT_ASSERT_LT_MSG(test, row, ARRAY_SIZE(aux_fallback_table),
+			    "no row for %s", c->name);
+	KUNIT_EXPECT_EQ_MSG(test, aux_fallback_table[row].first_ask, ceiling,
+			    "ceiling: table says %d, model %d",
+			    aux_fallback_table[row].first_ask, ceiling);
+	KUNIT_EXPECT_EQ_MSG(test, aux_fallback_table[row].settle, c->fail_above,
+			    "limit: table says %d, model %d",
+			    aux_fallback_table[row].settle, c->fail_above);
+	KUNIT_ASSERT_GT(test, ctx->nr_req, 0);
+	/* An order the stub let through and still not had: a real failure. */
+	for (i = 0; i < ctx->nr_req; i++)
+		if (!ctx->req[i].page && ctx->req[i].order <= c->fail_above) {
+			kunit_info(test, "order %d not had: the table is not compared\n",
+				   ctx->req[i].order);
+			return;
+		}
+	KUNIT_EXPECT_EQ_MSG(test, aux_fallback_table[row].first_ask,
+			    ctx->req[0].order,
+			    "first request: table says order %d, rb_alloc_aux() asked %d",
+			    aux_fallback_table[row].first_ask, ctx->req[0].order);
+	for (i = 0; i < ctx->nr_req; i++) {
+		if (!ctx->req[i].page)
+			continue;
+		chunks++;
+		KUNIT_EXPECT_EQ_MSG(test, aux_fallback_table[row].settle,
+				    ctx->req[i].order,
+				    "chunk %d: table says order %d, rb_alloc_aux() gave %d",
+				    chunks - 1, aux_fallback_table[row].settle,
+				    ctx->req[i].order);
+		if (ctx->req[i].order != aux_fallback_table[row].settle)
+			break;
+	}
+	KUNIT_EXPECT_EQ(test, FALLBACK_PAGES >> aux_fallback_table[row].settle,
+			chunks);
+	KUNIT_EXPECT_EQ_MSG(test, aux_fallback_table[row].ret, ctx->ret,
+			    "table says %d, rb_alloc_aux() returned %d",
+			    aux_fallback_table[row].ret, ctx->ret);
+}
+
 /* Orders above a limit fail: the walk goes down one order at a time. */
 static void aux_alloc_fallback_test(struct kunit *test)
 {
@@ -1027,6 +1117,7 @@ static void aux_alloc_fallback_test(struct kunit *test)
 	aux_run_case(test, c);
 	/* The first chunk must have asked for every order down to the limit. */
 	KUNIT_EXPECT_GE(test, ctx->nr_req, ceiling - c->fail_above + 1);
+	aux_fallback_against_table(test, c, ceiling);
 }
 
 /* The second chunk cannot be had at any order: all pages go back. */
