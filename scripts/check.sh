@@ -315,7 +315,10 @@ stock_expectations()
 {
 	local suite
 
-	expect "$res" perf_aux_alloc --min-passed 30 --no-failure
+	# Stock leaks the page array when no AUX page was had (reference
+	# 0004): that case, and only it, fails there by design.
+	expect "$res" perf_aux_alloc --min-passed 30 --no-failure \
+		--allow-failing aux_alloc_first_page_fails_test
 	expect "$res" perf_aux.map_test --min-passed 30 --no-failure
 	for suite in vmap_granule perf_aux.pagesize_test; do
 		expect "$res" "$suite" --no-failure --min-skipped 1 \

@@ -74,6 +74,13 @@ class Expectation:
     min_passed: int = 0
     min_skipped: int = 0
     skip_reason: Optional[str] = None
+    # Leaf cases (a name, or a dotted path's tail) that may fail where
+    # none may: what a stock kernel fails by design.
+    allowed_failures: List[str] = field(default_factory=list)
+
+
+def _allowed(path: str, names: List[str]) -> bool:
+    return any(path == n or path.endswith('.' + n) for n in names)
 
 
 def expect(d: str, suite: str, want: Expectation) -> Tuple[bool, str]:
@@ -90,6 +97,14 @@ def expect(d: str, suite: str, want: Expectation) -> Tuple[bool, str]:
         r.skipped = sum(1 for reason in reasons
                         if reason is not None and want.skip_reason in reason)
     problems = []
+    allowed: List[str] = []
+    if want.allowed_failures and r.failures:
+        failing = [p for p, status in case_results(text).items()
+                   if status not in ('SUCCESS', 'SKIPPED')]
+        allowed = [p for p in failing if _allowed(p, want.allowed_failures)]
+        # Only the named cases are forgiven; a crash or parse error
+        # elsewhere still counts.
+        r.failed -= len(allowed)
     if r.passed < want.min_passed:
         problems.append(f'fewer than {want.min_passed} passed')
     if r.skipped < want.min_skipped:
@@ -98,12 +113,17 @@ def expect(d: str, suite: str, want: Expectation) -> Tuple[bool, str]:
         problems.append('no failure')
     if want.failure is False and r.failures:
         # Name a few, so that a CI log's last lines say what broke.
-        names = [x.name for x in lines if not x.ok and x.name != suite]
+        names = [x.name for x in lines if not x.ok and x.name != suite
+                 and not _allowed(x.name, want.allowed_failures)]
         problems.append('failures' + (': ' + ', '.join(names[:3])
                                       if names else ''))
+    if allowed:
+        problems_ok = f'{len(allowed)} failing by design: ' + ', '.join(
+            p.rsplit('.', 1)[-1] for p in allowed)
     return not problems, (f'{suite}: '
                           + formats.totals(r.passed, r.failures, r.skipped)
-                          + (f' ({"; ".join(problems)})' if problems else ''))
+                          + (f' ({"; ".join(problems)})' if problems else '')
+                          + (f' [{problems_ok}]' if allowed else ''))
 
 
 def case_results(text: str) -> Dict[str, str]:

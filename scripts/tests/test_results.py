@@ -225,6 +225,28 @@ class SummaryTest(unittest.TestCase):
         self.assertEqual(1, rc)
         self.assertIn('fewer than 3 passed', out)
 
+    def test_expect_no_failure_but_a_case_failing_by_design(self) -> None:
+        rc, out = self.run_main('expect', self.dir, 'perf_aux_alloc',
+                                '--no-failure', '--allow-failing',
+                                'aux_alloc_bad_input_test')
+        self.assertEqual(0, rc, out)
+        self.assertIn('2 passed, 0 failed, 1 skipped', out)
+        self.assertIn('[1 failing by design: aux_alloc_bad_input_test]', out)
+
+    def test_expect_allowed_failure_forgives_only_its_case(self) -> None:
+        rc, out = self.run_main('expect', self.dir, 'perf_aux_alloc',
+                                '--no-failure', '--allow-failing',
+                                'aux_alloc_first_page_fails_test')
+        self.assertEqual(1, rc)
+        self.assertIn('failures: aux_alloc_bad_input_test)', out)
+        self.assertNotIn('by design', out)
+
+    def test_expect_allowed_failure_is_a_whole_name(self) -> None:
+        rc, out = self.run_main('expect', self.dir, 'perf_aux_alloc',
+                                '--no-failure', '--allow-failing',
+                                'input_test')
+        self.assertEqual(1, rc, out)
+
     def test_expect_minimum_passed(self) -> None:
         rc, out = self.run_main('expect', self.dir, 'vmap_granule',
                                 '--no-failure', '--min-passed', '2')
