@@ -104,8 +104,8 @@ static int contract_open(struct trace_consumer *tc, enum gen_mode mode,
 
 	cfg.burst = pages * page_size() / parts / gen_record_bytes(&cfg) ?: 1;
 	/* aux_watermark is read at the AUX mmap(), from the event's attr. */
-	ret = trace_open_event_watermark(tc, CAPS_LARGE, &cfg, pages, snapshot,
-					  cpu, watermark);
+	ret = trace_open_event_watermark(tc, CAPS_LARGE, &cfg, pages,
+					 snapshot, cpu, watermark);
 	if (ret)
 		return ret;
 	tc->tail_from_head = true;
@@ -210,9 +210,10 @@ static int contract_settled(struct trace_consumer *tc, uint64_t *tail)
 static void contract_log(struct __test_metadata *_metadata,
 			 struct trace_consumer *tc, uint64_t tail)
 {
-	TH_LOG("aux_head %llu: %llu bytes checked, %llu records, %llu AUX records, %llu wraps, %llu truncated",
+	TH_LOG("aux_head %llu: %llu bytes checked, %llu records",
 	       (unsigned long long)tail, (unsigned long long)tc->bytes,
-	       (unsigned long long)tc->records,
+	       (unsigned long long)tc->records);
+	TH_LOG("%llu AUX records, %llu wraps, %llu truncated",
 	       (unsigned long long)tc->aux_records,
 	       (unsigned long long)tc->wraps,
 	       (unsigned long long)tc->truncated);
@@ -291,7 +292,8 @@ TEST_F_TIMEOUT(contract, poll_wakes_at_aux_watermark, 300)
 		ASSERT_EQ(0, contract_open(tc, variant->mode, pages, false, 16,
 					   2000000, watermark, self->cpu));
 		up = trace_user_page(tc);
-		wakeups = timeouts = 0;
+		wakeups = 0;
+		timeouts = 0;
 		want = 32 * watermark;
 		pfd.fd = tc->b.fd;
 		pfd.events = POLLIN;
@@ -324,9 +326,10 @@ TEST_F_TIMEOUT(contract, poll_wakes_at_aux_watermark, 300)
 		bound = self->tail / watermark +
 			data_head / (AUX_DATA_PAGES * page_size() / 2) +
 			tc->truncated + 2;
-		TH_LOG("attempt %d: %llu wakeups for %llu bytes (watermark %lu, at most %llu), %llu lost",
+		TH_LOG("attempt %d: %llu wakeups for %llu bytes (watermark %lu)",
 		       attempt, (unsigned long long)wakeups,
-		       (unsigned long long)self->tail, watermark,
+		       (unsigned long long)self->tail, watermark);
+		TH_LOG("at most %llu wakeups allowed, %llu lost",
 		       (unsigned long long)bound,
 		       (unsigned long long)timeouts);
 		contract_log(_metadata, tc, self->tail);
@@ -384,7 +387,7 @@ TEST_F_TIMEOUT(contract, snapshot_as_perf_record_S, 300)
 			newest = trace_check_snapshot_records(tc, head, count);
 		else
 			newest = trace_check_snapshot_stream(tc, head, count);
-		TH_LOG("snapshot %d: aux_head %llu, %llu records generated, newest %ld bytes intact",
+		TH_LOG("snapshot %d: aux_head %llu, %llu records, newest %ld bytes intact",
 		       snap, (unsigned long long)head,
 		       (unsigned long long)count, newest);
 		ASSERT_LE(0, newest)
@@ -404,12 +407,16 @@ TEST_F_TIMEOUT(contract, snapshot_as_perf_record_S, 300)
  * event in /proc/self/maps and the PMUs' vmaps in /proc/vmallocinfo are
  * as before, and the right request still maps.
  */
-FIXTURE(bounds) {
+struct bounds {
 	int fd;
 	int kmsg;
 	void *base;
 	size_t data_size;
 	int vmas, vmaps;
+};
+
+FIXTURE(bounds) {
+	struct bounds b;
 };
 
 FIXTURE_VARIANT(bounds) {
@@ -457,32 +464,32 @@ FIXTURE_SETUP(bounds)
 {
 	int type = pmu_type(aux_pmu_names[variant->caps]);
 
-	self->fd = -1;
-	self->base = MAP_FAILED;
-	self->kmsg = -1;
+	self->b.fd = -1;
+	self->b.base = MAP_FAILED;
+	self->b.kmsg = -1;
 	if (type < 0)
 		SKIP(return, NO_TEST_PMU);
-	self->kmsg = kmsg_open_at_end();
-	self->fd = aux_event_open(type, 0);
-	ASSERT_LE(0, self->fd);
-	self->data_size = BOUNDS_DATA_PAGES * page_size();
-	self->vmas = event_vmas();
-	self->vmaps = module_vmaps();
+	self->b.kmsg = kmsg_open_at_end();
+	self->b.fd = aux_event_open(type, 0);
+	ASSERT_LE(0, self->b.fd);
+	self->b.data_size = BOUNDS_DATA_PAGES * page_size();
+	self->b.vmas = event_vmas();
+	self->b.vmaps = module_vmaps();
 }
 
 FIXTURE_TEARDOWN(bounds)
 {
-	if (self->base != MAP_FAILED)
-		munmap(self->base, self->data_size);
-	if (self->fd >= 0)
-		close(self->fd);
-	EXPECT_EQ(0, kmsg_warnings(self->kmsg));
-	if (self->kmsg >= 0)
-		close(self->kmsg);
+	if (self->b.base != MAP_FAILED)
+		munmap(self->b.base, self->b.data_size);
+	if (self->b.fd >= 0)
+		close(self->b.fd);
+	EXPECT_EQ(0, kmsg_warnings(self->b.kmsg));
+	if (self->b.kmsg >= 0)
+		close(self->b.kmsg);
 }
 
 static void bounds_map_data(struct __test_metadata *_metadata,
-			    FIXTURE_DATA(bounds) *self)
+			    struct bounds *self)
 {
 	self->base = mmap(NULL, self->data_size, RW, MAP_SHARED, self->fd, 0);
 	ASSERT_NE(MAP_FAILED, self->base);
@@ -493,7 +500,7 @@ static void bounds_map_data(struct __test_metadata *_metadata,
  * aux_offset @offset and aux_size @size (unless there is no user page):
  * the mapping, or MAP_FAILED with errno.
  */
-static void *bounds_mmap(FIXTURE_DATA(bounds) *self, unsigned long offset,
+static void *bounds_mmap(struct bounds *self, unsigned long offset,
 			 unsigned long size, unsigned long len,
 			 unsigned long pgoff)
 {
@@ -511,7 +518,7 @@ static void *bounds_mmap(FIXTURE_DATA(bounds) *self, unsigned long offset,
  * the VMAs and vmaps of earlier good requests still mapped).
  */
 static void bounds_refused(struct __test_metadata *_metadata,
-			   FIXTURE_DATA(bounds) *self, void *p, size_t len,
+			   struct bounds *self, void *p, size_t len,
 			   int extra)
 {
 	int vmaps;
@@ -536,7 +543,7 @@ static void bounds_refused(struct __test_metadata *_metadata,
 
 /* The right request after a refused one: it maps, and unmaps clean. */
 static void bounds_still_maps(struct __test_metadata *_metadata,
-			      FIXTURE_DATA(bounds) *self)
+			      struct bounds *self)
 {
 	size_t len = AUX_AREA_PAGES * page_size();
 	void *p = bounds_mmap(self, self->data_size, len, len,
@@ -550,35 +557,35 @@ TEST_F(bounds, aux_before_data_area)
 {
 	size_t len = AUX_AREA_PAGES * page_size();
 
-	bounds_refused(_metadata, self,
-		       bounds_mmap(self, 0, 0, len, BOUNDS_DATA_PAGES), len, 0);
-	bounds_map_data(_metadata, self);
-	bounds_still_maps(_metadata, self);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, 0, 0, len, BOUNDS_DATA_PAGES), len, 0);
+	bounds_map_data(_metadata, &self->b);
+	bounds_still_maps(_metadata, &self->b);
 }
 
 TEST_F(bounds, aux_offset_on_user_page)
 {
 	size_t len = AUX_AREA_PAGES * page_size();
 
-	bounds_map_data(_metadata, self);
+	bounds_map_data(_metadata, &self->b);
 	/* Where the mapping asks for the AUX area, the user page says 0. */
-	bounds_refused(_metadata, self,
-		       bounds_mmap(self, 0, len, len, BOUNDS_DATA_PAGES), len,
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, 0, len, len, BOUNDS_DATA_PAGES), len,
 		       0);
 	/* At file offset 0 it is the data area again, of another size. */
-	bounds_refused(_metadata, self, bounds_mmap(self, 0, len, len, 0), len,
+	bounds_refused(_metadata, &self->b, bounds_mmap(&self->b, 0, len, len, 0), len,
 		       0);
-	bounds_still_maps(_metadata, self);
+	bounds_still_maps(_metadata, &self->b);
 }
 
 TEST_F(bounds, aux_offset_inside_data_area)
 {
 	size_t len = AUX_AREA_PAGES * page_size();
 
-	bounds_map_data(_metadata, self);
-	bounds_refused(_metadata, self,
-		       bounds_mmap(self, page_size(), len, len, 1), len, 0);
-	bounds_still_maps(_metadata, self);
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, page_size(), len, len, 1), len, 0);
+	bounds_still_maps(_metadata, &self->b);
 }
 
 /*
@@ -591,11 +598,11 @@ TEST_F(bounds, aux_offset_on_last_data_page)
 	size_t len = AUX_AREA_PAGES * page_size();
 	unsigned long last = BOUNDS_DATA_PAGES - 1;
 
-	bounds_map_data(_metadata, self);
-	bounds_refused(_metadata, self,
-		       bounds_mmap(self, last * page_size(), len, len, last),
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, last * page_size(), len, len, last),
 		       len, 0);
-	bounds_still_maps(_metadata, self);
+	bounds_still_maps(_metadata, &self->b);
 }
 
 /* One page short of the end of the data area, two pages long: overlaps. */
@@ -604,11 +611,11 @@ TEST_F(bounds, aux_area_overlaps_data_area)
 	size_t len = 4 * page_size();
 	unsigned long at = BOUNDS_DATA_PAGES - 2;
 
-	bounds_map_data(_metadata, self);
-	bounds_refused(_metadata, self,
-		       bounds_mmap(self, at * page_size(), len, len, at), len,
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, at * page_size(), len, len, at), len,
 		       0);
-	bounds_still_maps(_metadata, self);
+	bounds_still_maps(_metadata, &self->b);
 }
 
 /* A second AUX area starting inside the first one. */
@@ -617,16 +624,16 @@ TEST_F(bounds, aux_area_overlaps_aux_area)
 	size_t len = 4 * page_size();
 	void *first;
 
-	bounds_map_data(_metadata, self);
-	first = bounds_mmap(self, self->data_size, len, len,
+	bounds_map_data(_metadata, &self->b);
+	first = bounds_mmap(&self->b, self->b.data_size, len, len,
 			    BOUNDS_DATA_PAGES);
 	ASSERT_NE(MAP_FAILED, first);
-	bounds_refused(_metadata, self,
-		       bounds_mmap(self, self->data_size + 2 * page_size(),
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, self->b.data_size + 2 * page_size(),
 				   len, len, BOUNDS_DATA_PAGES + 2),
 		       len, 1);
 	munmap(first, len);
-	bounds_still_maps(_metadata, self);
+	bounds_still_maps(_metadata, &self->b);
 }
 
 /* The user page's aux_offset a byte past the page the mapping starts on. */
@@ -634,24 +641,24 @@ TEST_F(bounds, aux_offset_unaligned)
 {
 	size_t len = AUX_AREA_PAGES * page_size();
 
-	bounds_map_data(_metadata, self);
-	bounds_refused(_metadata, self,
-		       bounds_mmap(self, self->data_size + 1, len, len,
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, self->b.data_size + 1, len, len,
 				   BOUNDS_DATA_PAGES),
 		       len, 0);
-	bounds_still_maps(_metadata, self);
+	bounds_still_maps(_metadata, &self->b);
 }
 
 TEST_F(bounds, aux_size_not_power_of_two_pages)
 {
 	size_t len = 3 * page_size();
 
-	bounds_map_data(_metadata, self);
-	bounds_refused(_metadata, self,
-		       bounds_mmap(self, self->data_size, len, len,
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, self->b.data_size, len, len,
 				   BOUNDS_DATA_PAGES),
 		       len, 0);
-	bounds_still_maps(_metadata, self);
+	bounds_still_maps(_metadata, &self->b);
 }
 
 /* aux_size a page and a byte: not whole pages, not the mapping. */
@@ -659,28 +666,28 @@ TEST_F(bounds, aux_size_unaligned)
 {
 	size_t len = AUX_AREA_PAGES * page_size();
 
-	bounds_map_data(_metadata, self);
-	bounds_refused(_metadata, self,
-		       bounds_mmap(self, self->data_size, page_size() + 1, len,
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, self->b.data_size, page_size() + 1, len,
 				   BOUNDS_DATA_PAGES),
 		       len, 0);
-	bounds_still_maps(_metadata, self);
+	bounds_still_maps(_metadata, &self->b);
 }
 
 TEST_F(bounds, aux_size_not_mapping_length)
 {
 	size_t len = AUX_AREA_PAGES * page_size();
 
-	bounds_map_data(_metadata, self);
-	bounds_refused(_metadata, self,
-		       bounds_mmap(self, self->data_size, 2 * len, len,
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, self->b.data_size, 2 * len, len,
 				   BOUNDS_DATA_PAGES),
 		       len, 0);
-	bounds_refused(_metadata, self,
-		       bounds_mmap(self, self->data_size, len, 2 * len,
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, self->b.data_size, len, 2 * len,
 				   BOUNDS_DATA_PAGES),
 		       2 * len, 0);
-	bounds_still_maps(_metadata, self);
+	bounds_still_maps(_metadata, &self->b);
 }
 
 /* While an AUX area is mapped, one of another size at its offset. */
@@ -689,21 +696,21 @@ TEST_F(bounds, second_aux_mapping_other_size)
 	size_t len = AUX_AREA_PAGES * page_size();
 	void *first, *again;
 
-	bounds_map_data(_metadata, self);
-	first = bounds_mmap(self, self->data_size, len, len,
+	bounds_map_data(_metadata, &self->b);
+	first = bounds_mmap(&self->b, self->b.data_size, len, len,
 			    BOUNDS_DATA_PAGES);
 	ASSERT_NE(MAP_FAILED, first);
-	bounds_refused(_metadata, self,
-		       bounds_mmap(self, self->data_size, 2 * len, 2 * len,
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, self->b.data_size, 2 * len, 2 * len,
 				   BOUNDS_DATA_PAGES),
 		       2 * len, 1);
 	/* The same size again is the same area, mapped twice. */
-	again = bounds_mmap(self, self->data_size, len, len,
+	again = bounds_mmap(&self->b, self->b.data_size, len, len,
 			    BOUNDS_DATA_PAGES);
 	ASSERT_NE(MAP_FAILED, again);
 	munmap(again, len);
 	munmap(first, len);
-	bounds_still_maps(_metadata, self);
+	bounds_still_maps(_metadata, &self->b);
 }
 
 TEST_HARNESS_MAIN
