@@ -151,6 +151,10 @@ trace_expectations()
 	expect "$res" perf_aux.integrity_test --no-failure \
 		--min-passed "$([ "$1" = arm64-64k ] && echo 12 || echo 20)"
 	expect "$res" perf_aux.wrap_test --min-passed 6 --no-failure
+	# The consumer contract as perf reads it: 6 trace cases (SPE-like and
+	# TRBE-like: aux_head, poll() at the watermark, snapshots) and 33 AUX
+	# mmap() bounds (11 on each synthetic PMU).
+	expect "$res" perf_aux.aux_contract_test --min-passed 39 --no-failure
 	expect "$res" perf_aux.hw_trace_test --no-failure --min-skipped 2
 	# Unmapping, closing, exiting, forking, CPU offline, thread churn
 	# while trace is written; trace on every CPU at once needs four CPUs
@@ -689,7 +693,8 @@ beside_end()
 # ones.
 QUICK_STAGES="host reference stock mutants series lava_schema"
 FULL_STAGES="host reference stock sanitize peers aux_mutants vmap_mutants
-	module_mutants targets series series_mbox privilege custom lava lava_lab"
+	module_mutants perf_core_mutants targets series series_mbox privilege
+	custom lava lava_lab"
 # Stages of the full tier that run once, not once per base.
 ONCE_STAGES="host series series_mbox privilege custom lava lava_lab lava_schema"
 
@@ -738,6 +743,14 @@ run_stage()
 	module_mutants)
 		PERF_AUX_PEERS=${PERF_AUX_PEERS:-1} timed "$BASE synthetic AUX PMU mutants" \
 			run_module_mutants "$mutants/test_aux_pmu" ;;
+	# The perf core's side of the consumer contract (aux_head, aux_tail,
+	# the watermark's wakeups, the AUX mmap() bounds): only
+	# aux_contract_test reads it, so only it is booted.
+	perf_core_mutants)
+		PERF_AUX_PEERS=${PERF_AUX_PEERS:-1} \
+			MODULE_MUTANT_TESTS="perf_aux.tests=perf_aux:aux_contract_test" \
+			timed "$BASE perf core mutants" \
+			run_module_mutants "$mutants/perf_core" ;;
 	lava) timed "LAVA jobs, lava-run" line_checks "$PERF_AUX_ROOT/scripts/lava/check.sh" ;;
 	series) timed "$BASE patch series (make series)" line_checks \
 		"$PERF_AUX_ROOT/scripts/series.sh" --check ;;
