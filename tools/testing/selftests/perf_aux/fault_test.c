@@ -63,7 +63,7 @@ FIXTURE_SETUP(fault)
 {
 	int max = max_page_order(), fd;
 	struct aux_buffer b;
-	struct aux_report r;
+	struct aux_report r = {};
 
 	self->kmsg = -1;
 	self->injecting = false;
@@ -169,7 +169,7 @@ TEST_F_TIMEOUT(fault, every_order_falls_back, 120)
 	static int orders[MAX_CHUNKS];
 	unsigned long pages;
 	struct aux_buffer b;
-	struct aux_report r;
+	struct aux_report r = {};
 
 	for (order = max; order >= 1; order--) {
 		pages = pages_below(self->pages, order);
@@ -276,7 +276,7 @@ TEST_F_TIMEOUT(fault, large_chunks_after_singles_mapped_large, 120)
 	static int orders[MAX_CHUNKS];
 	struct trace_consumer tc;
 	int n, i, largest = 0, ret;
-	struct aux_report r;
+	struct aux_report r = {};
 	unsigned long most;
 
 	/* A PTE-level block's worth of single pages (16 without one). */
@@ -307,7 +307,7 @@ TEST_F_TIMEOUT(fault, large_chunks_after_singles_mapped_large, 120)
 TEST_F_TIMEOUT(fault, mixed_orders_carry_trace, 180)
 {
 	struct trace_consumer tc;
-	struct aux_report r;
+	struct aux_report r = {};
 	int ret;
 
 	ret = map_after_singles(&tc, mixed_pages(self->pages), 16);

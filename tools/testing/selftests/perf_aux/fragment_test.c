@@ -458,7 +458,7 @@ TEST_F_TIMEOUT(fragment, prefer_large_falls_back_order_by_order, FRAG_TIMEOUT)
 	static int orders[MAX_CHUNKS];
 	int n, fallbacks, ceiling;
 	struct aux_buffer b;
-	struct aux_report r;
+	struct aux_report r = {};
 	char why[256];
 	int ret;
 
@@ -493,7 +493,7 @@ TEST_F_TIMEOUT(fragment, mixed_chunks_within_entries_allowance, FRAG_TIMEOUT)
 	struct frag *fr = &self->f;
 	static int orders[MAX_CHUNKS];
 	struct aux_buffer b;
-	struct aux_report r;
+	struct aux_report r = {};
 	unsigned long most;
 	int n, ret;
 
@@ -529,7 +529,7 @@ TEST_F_TIMEOUT(fragment, nosg_without_contiguous_memory, FRAG_TIMEOUT)
 	int type = pmu_type(aux_pmu_names[CAPS_NOSG]), n, largest, fd, ret;
 	unsigned long nr[MAX_ORDERS];
 	struct aux_buffer hog, b;
-	struct aux_report r;
+	struct aux_report r = {};
 
 	ASSERT_LE(0, type);
 	/*
@@ -571,7 +571,7 @@ static void trace_through_mixed_chunks(struct __test_metadata *_metadata,
 	};
 	static int orders[MAX_CHUNKS];
 	struct trace_consumer tc;
-	struct aux_report r;
+	struct aux_report r = {};
 	int ret, n;
 
 	if (!cpu_events_allowed())

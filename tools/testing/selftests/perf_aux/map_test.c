@@ -196,7 +196,7 @@ FIXTURE_TEARDOWN(aux_map)
 TEST_F(aux_map, chunk_orders_follow_rule)
 {
 	static int want[MAX_CHUNKS], got[MAX_CHUNKS];
-	struct aux_report r;
+	struct aux_report r = {};
 	int n_want, n_got, i;
 
 	ASSERT_EQ(expected_map_err(variant->caps, variant->snapshot,
