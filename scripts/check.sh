@@ -275,7 +275,8 @@ privilege_runs()
 	def=$PERF_AUX_OUT/results/$(result_name reference "$BASE" arm64-4k default)
 	[ -d "$def" ] || run_job reference arm64-4k default
 	run_job reference arm64-4k nonroot
-	for t in map_test pagesize_test integrity_test wrap_test hw_trace_test; do
+	for t in map_test pagesize_test integrity_test wrap_test hw_trace_test \
+		aux_contract_test; do
 		expect "$res" "perf_aux.$t" --no-failure
 		# Every case ran (passed or skipped), not only the wrapper.
 		ran=$(case_count "$res" "perf_aux.$t" "passed|skipped")
