@@ -12,6 +12,17 @@
  *   test_aux_large   PERF_PMU_CAP_AUX_PREFER_LARGE, as SPE and TRBE want
  *   test_aux_nosg    PERF_PMU_CAP_AUX_NO_SG: one chunk in snapshot mode
  *
+ * Each PMU's vmap/ directory in sysfs says what the kernel's vmap() may map
+ * with, for user space that has no other way to know it (no page-size
+ * arithmetic in the tests, no kernel version):
+ *
+ *   pmd_pages            pages per PMD block (PMD_SIZE >> PAGE_SHIFT)
+ *   cont_pages           pages per contiguous-PTE block (0: none)
+ *   pmd_refused_ptdump   1 where arm64's arch_vmap_pmd_supported() refuses
+ *                        PMD blocks because the kernel page tables can be
+ *                        dumped (CONFIG_PTDUMP_DEBUGFS), the one refusal its
+ *                        asm/vmalloc.h documents; else 0
+ *
  * /sys/kernel/debug/test_aux_pmu/buffers has a line per live AUX buffer:
  *
  *   event <id> pmu <name> pages <n> snapshot <0|1> base <addr>
@@ -746,8 +757,59 @@ static const struct attribute_group aux_test_format_group = {
 	.attrs = aux_test_format_attrs,
 };
 
+static ssize_t pmd_pages_show(struct device *dev,
+			      struct device_attribute *attr, char *page)
+{
+	return sysfs_emit(page, "%lu\n", PMD_SIZE >> PAGE_SHIFT);
+}
+
+static ssize_t cont_pages_show(struct device *dev,
+			       struct device_attribute *attr, char *page)
+{
+	return sysfs_emit(page, "%lu\n", aux_test_cont_pages());
+}
+
+/*
+ * Whether the hook turns PMD blocks off for the reason arm64 documents:
+ * software walks of the kernel page tables (ptdump) cannot cope with the
+ * removal of intermediate entries.  Any other refusal is not reported, so
+ * that the tests count it as the fault it is.
+ */
+static bool aux_test_pmd_refused_ptdump(void)
+{
+#if IS_ENABLED(CONFIG_ARM64) && IS_ENABLED(CONFIG_PTDUMP_DEBUGFS)
+	return !arch_vmap_pmd_supported(PAGE_KERNEL);
+#else
+	return false;
+#endif
+}
+
+static ssize_t pmd_refused_ptdump_show(struct device *dev,
+				       struct device_attribute *attr,
+				       char *page)
+{
+	return sysfs_emit(page, "%d\n", aux_test_pmd_refused_ptdump());
+}
+
+static DEVICE_ATTR_RO(pmd_pages);
+static DEVICE_ATTR_RO(cont_pages);
+static DEVICE_ATTR_RO(pmd_refused_ptdump);
+
+static struct attribute *aux_test_vmap_attrs[] = {
+	&dev_attr_pmd_pages.attr,
+	&dev_attr_cont_pages.attr,
+	&dev_attr_pmd_refused_ptdump.attr,
+	NULL,
+};
+
+static const struct attribute_group aux_test_vmap_group = {
+	.name = "vmap",
+	.attrs = aux_test_vmap_attrs,
+};
+
 static const struct attribute_group *aux_test_attr_groups[] = {
 	&aux_test_format_group,
+	&aux_test_vmap_group,
 	NULL,
 };
 

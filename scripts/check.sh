@@ -154,6 +154,10 @@ trace_expectations()
 	expect "$res" perf_aux.integrity_test --no-failure \
 		--min-passed "$([ "$1" = arm64-64k ] && echo 12 || echo 20)"
 	expect "$res" perf_aux.wrap_test --min-passed 6 --no-failure
+	# The consumer contract as perf reads it: 6 trace cases (SPE-like and
+	# TRBE-like: aux_head, poll() at the watermark, snapshots) and 33 AUX
+	# mmap() bounds (11 on each synthetic PMU).
+	expect "$res" perf_aux.aux_contract_test --min-passed 39 --no-failure
 	expect "$res" perf_aux.hw_trace_test --no-failure --min-skipped 2
 	# Unmapping, closing, exiting, forking, CPU offline, thread churn
 	# while trace is written; trace on every CPU at once needs four CPUs
@@ -274,7 +278,8 @@ privilege_runs()
 	def=$PERF_AUX_OUT/results/$(result_name reference "$BASE" arm64-4k default)
 	[ -d "$def" ] || run_job reference arm64-4k default
 	run_job reference arm64-4k nonroot
-	for t in map_test pagesize_test integrity_test wrap_test hw_trace_test; do
+	for t in map_test pagesize_test integrity_test wrap_test hw_trace_test \
+		aux_contract_test; do
 		expect "$res" "perf_aux.$t" --no-failure
 		# Every case ran (passed or skipped), not only the wrapper.
 		ran=$(case_count "$res" "perf_aux.$t" "passed|skipped")
@@ -695,8 +700,8 @@ beside_end()
 # ones.
 QUICK_STAGES="host reference stock mutants series lava_schema"
 FULL_STAGES="host reference stock sanitize peers aux_mutants vmap_mutants
-	module_mutants targets series series_mbox privilege custom lava lava_lab
-	integrations"
+	module_mutants perf_core_mutants targets series series_mbox privilege
+	custom lava lava_lab integrations"
 # Stages of the full tier that run once, not once per base.
 ONCE_STAGES="host series series_mbox privilege custom lava lava_lab lava_schema"
 # (one line each: main() matches " $ONCE_STAGES " word by word on spaces)
@@ -747,6 +752,14 @@ run_stage()
 	module_mutants)
 		PERF_AUX_PEERS=${PERF_AUX_PEERS:-1} timed "$BASE synthetic AUX PMU mutants" \
 			run_module_mutants "$mutants/test_aux_pmu" ;;
+	# The perf core's side of the consumer contract (aux_head, aux_tail,
+	# the watermark's wakeups, the AUX mmap() bounds): only
+	# aux_contract_test reads it, so only it is booted.
+	perf_core_mutants)
+		PERF_AUX_PEERS=${PERF_AUX_PEERS:-1} \
+			MODULE_MUTANT_TESTS="perf_aux.tests=perf_aux:aux_contract_test" \
+			timed "$BASE perf core mutants" \
+			run_module_mutants "$mutants/perf_core" ;;
 	lava) timed "LAVA jobs, lava-run" line_checks "$PERF_AUX_ROOT/scripts/lava/check.sh" ;;
 	series) timed "$BASE patch series (make series)" line_checks \
 		"$PERF_AUX_ROOT/scripts/series.sh" --check ;;

@@ -153,18 +153,20 @@ bool aux_setup_failure_forced(void)
  */
 int max_page_order(void)
 {
-	char line[512], *tok;
+	char *line = NULL, *tok, *save;
+	size_t len = 0;
 	int cols = -1;
 	FILE *f = fopen("/proc/buddyinfo", "r");
 
 	if (!f)
 		return -1;
-	if (fgets(line, sizeof(line), f)) {
+	if (getline(&line, &len, f) > 0) {
 		/* "Node 0, zone   Normal  n0 n1 ... nMAX" */
-		strtok(line, "\n ");
-		for (cols = -4; (tok = strtok(NULL, "\n ")); cols++)
+		strtok_r(line, "\n ", &save);
+		for (cols = -4; (tok = strtok_r(NULL, "\n ", &save)); cols++)
 			;
 	}
+	free(line);
 	fclose(f);
 	return cols;
 }
@@ -172,18 +174,21 @@ int max_page_order(void)
 /* Field @field of /proc/meminfo in kB ("MemFree"), or -1. */
 long meminfo_kb(const char *field)
 {
-	char line[256], name[64];
+	size_t n = strlen(field), len = 0;
+	char *line = NULL, *end;
 	long kb = -1, v;
 	FILE *f = fopen("/proc/meminfo", "r");
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63[^:]: %ld kB", name, &v) == 2 &&
-		    !strcmp(name, field)) {
-			kb = v;
+	while (getline(&line, &len, f) > 0)
+		if (!strncmp(line, field, n) && line[n] == ':') {
+			v = strtol(line + n + 1, &end, 10);
+			if (end != line + n + 1 && !strcmp(end, " kB\n"))
+				kb = v;
 			break;
 		}
+	free(line);
 	fclose(f);
 	return kb;
 }
@@ -234,32 +239,103 @@ int aux_model_orders(enum aux_caps caps, bool snapshot, unsigned long nr_pages,
 	return n;
 }
 
-/* Finds the report line of event @id; 0 on success, -errno otherwise. */
+/*
+ * The value after key @key at *@pos of a report line, NUL-terminated in
+ * place, *@pos moved past it; NULL if the line does not go on so.
+ */
+static char *report_field(char **pos, const char *key)
+{
+	size_t n = strlen(key);
+	char *v, *end;
+
+	if (strncmp(*pos, key, n) || (*pos)[n] != ' ')
+		return NULL;
+	v = *pos + n + 1;
+	/* Up to the next field, or the end of the line. */
+	end = v + strcspn(v, "\n ");
+	if (end == v)
+		return NULL;
+	*pos = end + (*end != '\0');
+	*end = '\0';
+	return v;
+}
+
+/* A decimal field of a report line into *@v; false if it is not one. */
+static bool report_number(char **pos, const char *key, unsigned long *v)
+{
+	char *s = report_field(pos, key), *end;
+
+	if (!s)
+		return false;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return !*end && !errno;
+}
+
+/*
+ * One report line, whole, parsed in place (the line stays in r->line, the
+ * strings point into it): 0, or -EBADMSG for a line not in the module's
+ * format, which no field is cut from.
+ */
+static int report_parse(struct aux_report *r)
+{
+	unsigned long event, pages, snapshot;
+	char *pos = r->line, *pmu, *base;
+
+	if (!report_number(&pos, "event", &event))
+		return -EBADMSG;
+	pmu = report_field(&pos, "pmu");
+	if (!pmu || strlen(pmu) >= sizeof(r->pmu) ||
+	    !report_number(&pos, "pages", &pages) ||
+	    !report_number(&pos, "snapshot", &snapshot))
+		return -EBADMSG;
+	/*
+	 * The base is %pK: the address with kptr_restrict=1, else a hash, or
+	 * "(____ptrval____)" before the hash key is ready.
+	 */
+	base = report_field(&pos, "base");
+	r->chunks = base ? report_field(&pos, "chunks") : NULL;
+	if (!r->chunks || !report_number(&pos, "entries", &r->entries) ||
+	    !report_number(&pos, "pmd", &r->pmd) ||
+	    !report_number(&pos, "cont", &r->cont) ||
+	    !report_number(&pos, "pte", &r->pte))
+		return -EBADMSG;
+	r->event = event;
+	r->pages = pages;
+	r->snapshot = snapshot;
+	snprintf(r->pmu, sizeof(r->pmu), "%s", pmu);
+	r->base = strtoul(base, NULL, 16);
+	r->map = "";
+	r->pmd_pages = 0;
+	r->cont_pages = 0;
+	/* Older modules end here. */
+	if (!*pos)
+		return 0;
+	if (!report_number(&pos, "pmd_pages", &r->pmd_pages) ||
+	    !report_number(&pos, "cont_pages", &r->cont_pages))
+		return -EBADMSG;
+	r->map = report_field(&pos, "map");
+	return r->map && !*pos ? 0 : -EBADMSG;
+}
+
+/*
+ * Finds the report line of event @id; 0 on success, -errno otherwise
+ * (-EBADMSG: a line of the report is not in its format).  @r starts
+ * zeroed or from an earlier read, whose line buffer it reuses.
+ */
 int aux_report_read(unsigned long long id, struct aux_report *r)
 {
-	char line[1024], base[32], *tail;
 	FILE *f = fopen(AUX_REPORT, "r");
 	int ret = -ENOENT;
 
 	if (!f)
 		return -errno;
-	/*
-	 * The base is %pK: the address with kptr_restrict=1, else a hash, or
-	 * "(____ptrval____)" before the hash key is ready.
-	 */
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line,
-			   "event %llu pmu %31s pages %d snapshot %d base %31s chunks %255s entries %lu pmd %lu cont %lu pte %lu",
-			   &r->event, r->pmu, &r->pages, &r->snapshot, base,
-			   r->chunks, &r->entries, &r->pmd, &r->cont,
-			   &r->pte) == 10 && r->event == id) {
-			r->base = strtoul(base, NULL, 16);
-			r->map[0] = '\0';
-			tail = strstr(line, " pmd_pages ");
-			if (!tail || sscanf(tail, " pmd_pages %lu cont_pages %lu map %511s",
-					    &r->pmd_pages, &r->cont_pages,
-					    r->map) != 3)
-				r->map[0] = '\0';
+	while (getline(&r->line, &r->line_len, f) > 0) {
+		ret = report_parse(r);
+		if (ret)
+			break;
+		ret = -ENOENT;
+		if (r->event == id) {
 			ret = 0;
 			break;
 		}
@@ -268,26 +344,62 @@ int aux_report_read(unsigned long long id, struct aux_report *r)
 	return ret;
 }
 
-/* Expands "9x2,0x3" into orders[] = { 9, 9, 0, 0, 0 }; returns the count. */
+void aux_report_free(struct aux_report *r)
+{
+	free(r->line);
+	memset(r, 0, sizeof(*r));
+}
+
+/*
+ * Expands "9x2,0x3" into orders[] = { 9, 9, 0, 0, 0 }; returns the count,
+ * -E2BIG when there are more than @max chunks (none is cut off) or
+ * -EBADMSG when @chunks is not such a list.
+ */
 int aux_report_orders(const char *chunks, int *orders, int max)
 {
 	int order, count, n = 0, used;
 
-	while (sscanf(chunks, "%dx%d%n", &order, &count, &used) == 2) {
-		while (count-- && n < max)
+	for (;;) {
+		if (sscanf(chunks, "%dx%d%n", &order, &count, &used) != 2 ||
+		    order < 0 || count < 1)
+			return -EBADMSG;
+		if (count > max - n)
+			return -E2BIG;
+		while (count--)
 			orders[n++] = order;
 		chunks += used;
-		if (*chunks != ',')
-			break;
-		chunks++;
+		if (!*chunks)
+			return n;
+		if (*chunks++ != ',')
+			return -EBADMSG;
 	}
-	return n;
 }
 
-/* PMD_SIZE: a page-table page holds page_size / 8 entries. */
+/*
+ * A number of the synthetic PMUs' vmap/ directory in sysfs (see
+ * lib/test_aux_pmu.c), or -1 without the module.  Readable by anyone.
+ */
+static long aux_vmap_attr(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), PMU_DIR "/%s/vmap/%s",
+		 aux_pmu_names[CAPS_NONE], name);
+	return sysctl_read(path);
+}
+
+/*
+ * PMD_SIZE of the running kernel, as the module reports it; 0 without the
+ * module (every test that sizes a buffer by it skips then, for want of
+ * the PMUs).
+ */
 unsigned long pmd_bytes(void)
 {
-	return page_size() * (page_size() / 8);
+	static long pages;
+
+	if (pages <= 0)
+		pages = aux_vmap_attr("pmd_pages");
+	return pages > 0 ? pages * page_size() : 0;
 }
 
 unsigned long aux_pages(enum aux_size size)
@@ -431,9 +543,16 @@ int kmsg_open_at_end(void)
 	return fd;
 }
 
+/*
+ * /dev/kmsg hands out one record per read() and refuses (EINVAL) a buffer
+ * shorter than the record: room for the longest one the kernel formats
+ * (PRINTK_MESSAGE_MAX, 2048 bytes in 7.x), and more.
+ */
+#define KMSG_RECORD_MAX 8192
+
 int kmsg_warnings(int fd)
 {
-	char rec[1024];
+	static char rec[KMSG_RECORD_MAX];
 	ssize_t n;
 	int warnings = 0;
 
@@ -446,6 +565,13 @@ int kmsg_warnings(int fd)
 		n = read(fd, rec, sizeof(rec) - 1);
 		if (n < 0 && errno == EPIPE)
 			continue;	/* overwritten records */
+		if (n < 0 && errno == EINVAL) {
+			/* A record not read is a warning not looked at. */
+			ksft_print_msg("/dev/kmsg record longer than %d bytes\n",
+				       KMSG_RECORD_MAX - 1);
+			warnings++;
+			break;
+		}
 		if (n <= 0)
 			break;
 		rec[n] = '\0';
@@ -460,7 +586,8 @@ int kmsg_warnings(int fd)
 /* Free blocks per order, all zones, from /proc/buddyinfo; orders read. */
 int buddy_free(unsigned long *nr)
 {
-	char line[512], *tok;
+	char *line = NULL, *tok, *save;
+	size_t len = 0;
 	int order, n = 0;
 	FILE *f;
 
@@ -468,16 +595,25 @@ int buddy_free(unsigned long *nr)
 	f = fopen("/proc/buddyinfo", "r");
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
+	while (getline(&line, &len, f) > 0) {
 		/* "Node 0, zone   Normal  n0 n1 ... nMAX" */
-		strtok(line, "\n ");
-		for (order = 0; order < 3 && strtok(NULL, "\n "); order++)
+		strtok_r(line, "\n ", &save);
+		for (order = 0; order < 3 && strtok_r(NULL, "\n ", &save);
+		     order++)
 			;
-		for (order = 0; order < MAX_ORDERS &&
-		     (tok = strtok(NULL, "\n ")); order++)
+		for (order = 0; (tok = strtok_r(NULL, "\n ", &save)); order++) {
+			/* More orders than MAX_ORDERS: not a column cut off. */
+			if (order == MAX_ORDERS) {
+				n = -1;
+				break;
+			}
 			nr[order] += strtoul(tok, NULL, 10);
+		}
+		if (n < 0)
+			break;
 		n = order;
 	}
+	free(line);
 	fclose(f);
 	return n;
 }
@@ -622,30 +758,33 @@ bool aux_strict(void)
  */
 bool huge_vmap_off(void)
 {
-	char line[4096], *tok, *save;
+	char *line = NULL, *tok, *save;
 	FILE *f = fopen("/proc/cmdline", "r");
+	size_t len = 0;
 	bool off = false;
 
 	if (!f)
 		return false;
-	if (fgets(line, sizeof(line), f)) {
+	if (getline(&line, &len, f) > 0) {
 		line[strcspn(line, "\n")] = '\0';
 		for (tok = strtok_r(line, " ", &save); tok;
 		     tok = strtok_r(NULL, " ", &save))
 			off |= !strcmp(tok, "nohugevmalloc");
 	}
+	free(line);
 	fclose(f);
 	return off;
 }
 
 /*
- * Pages per PMD block a vmap() may use: none where arm64 turned PMD vmap
- * off because the kernel page tables can be dumped (before 6.18), a
- * documented refusal.
+ * Pages per PMD block a vmap() may use: none where the running kernel's
+ * arm64 hook refuses PMD blocks for the reason it documents (the kernel
+ * page tables can be dumped), as the module reports; any other refusal
+ * is no allowance.
  */
 unsigned long vmap_pmd_pages(void)
 {
-	if (!access(ARM64_PTDUMP, F_OK))
+	if (aux_vmap_attr("pmd_refused_ptdump") == 1)
 		return 0;
 	return pmd_bytes() / page_size();
 }
@@ -701,8 +840,8 @@ int aux_chunks_check(const char *chunks, unsigned long pages, int ceiling,
  */
 bool vmap_maps_large(void)
 {
+	struct aux_report r = {};
 	struct aux_buffer buf;
-	struct aux_report r;
 	bool large = false;
 	int fd, tries = 100;
 
@@ -717,6 +856,7 @@ bool vmap_maps_large(void)
 	if (!aux_buffer_map(&buf, fd, 2 * pmd_bytes() / page_size(), false)) {
 		large = !aux_report_read(buf.id, &r) &&
 			r.entries < 2 * pmd_bytes() / page_size();
+		aux_report_free(&r);
 		aux_buffer_unmap(&buf);
 	}
 	close(fd);
@@ -783,13 +923,15 @@ void fault_injection_restore(void)
 int module_vmaps(void)
 {
 	FILE *f = fopen("/proc/vmallocinfo", "r");
-	char line[512];
+	char *line = NULL;
+	size_t len = 0;
 	int n = 0;
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f))
+	while (getline(&line, &len, f) > 0)
 		n += !!strstr(line, AUX_VMAP_CALLER);
+	free(line);
 	fclose(f);
 	return n;
 }

@@ -78,21 +78,24 @@ int buddy_room_order_compact(unsigned long pages, int top);
 int aux_model_orders(enum aux_caps caps, bool snapshot, unsigned long nr_pages,
 		     unsigned long watermark, int *orders, int max);
 
-/* One line of the synthetic PMUs' report. */
+/* One line of the synthetic PMUs' report, parsed in place. */
 struct aux_report {
 	unsigned long long event;
 	char pmu[32];
 	int pages;
 	int snapshot;
 	unsigned long base;
-	char chunks[256];
+	const char *chunks;	/* "9x2,0x3", into @line */
 	unsigned long entries, pmd, cont, pte;
-	/* Pages per block, and the granule map; "" from older modules. */
+	/* Pages per block, and the granule map; 0 and "" from older modules. */
 	unsigned long pmd_pages, cont_pages;
-	char map[512];
+	const char *map;
+	char *line;		/* the whole line, as getline() read it */
+	size_t line_len;
 };
 
 int aux_report_read(unsigned long long id, struct aux_report *r);
+void aux_report_free(struct aux_report *r);
 int aux_report_orders(const char *chunks, int *orders, int max);
 unsigned long chunk_entries(const int *orders, int n, unsigned long pmd_pages,
 			    unsigned long cont_pages);

@@ -152,9 +152,20 @@ int trace_open_event(struct trace_consumer *tc, enum aux_caps caps,
 		     const struct gen_config *cfg, unsigned long nr_pages,
 		     bool snapshot, int cpu)
 {
+	return trace_open_event_watermark(tc, caps, cfg, nr_pages, snapshot,
+					  cpu, 0);
+}
+
+/* trace_open_event() with attr.aux_watermark @watermark (0: the default). */
+int trace_open_event_watermark(struct trace_consumer *tc, enum aux_caps caps,
+			       const struct gen_config *cfg,
+			       unsigned long nr_pages, bool snapshot, int cpu,
+			       unsigned long watermark)
+{
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
 		.disabled = 1,
+		.aux_watermark = watermark,
 	};
 	int fd, ret;
 
@@ -416,9 +427,14 @@ static int trace_aux_record(struct trace_consumer *tc, uint64_t off,
 		tc->gap_ok = true;
 	if (flags & PERF_AUX_FLAG_TRUNCATED)
 		tc->truncated++;
-	/* Consumed: the producer may write here again. */
-	__atomic_store_n(&trace_user_page(tc)->aux_tail, tc->next_off,
-			 __ATOMIC_RELEASE);
+	/*
+	 * Consumed: the producer may write here again.  A consumer that
+	 * takes its extent from aux_head, as perf does, writes aux_tail
+	 * itself.
+	 */
+	if (!tc->tail_from_head)
+		__atomic_store_n(&trace_user_page(tc)->aux_tail, tc->next_off,
+				 __ATOMIC_RELEASE);
 	return 0;
 }
 

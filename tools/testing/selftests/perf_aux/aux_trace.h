@@ -43,6 +43,7 @@ struct trace_consumer {
 	size_t size;		/* AUX buffer bytes */
 	size_t align;
 	bool snapshot;
+	bool tail_from_head;	/* aux_tail is the caller's to write */
 	uint8_t expect[GEN_MAX_RECORD];
 	uint64_t expect_seq;	/* expect[] holds this record */
 	uint64_t next_off;	/* end of the last PERF_RECORD_AUX */
@@ -64,6 +65,10 @@ int trace_open(struct trace_consumer *tc, enum aux_caps caps,
 int trace_open_event(struct trace_consumer *tc, enum aux_caps caps,
 		     const struct gen_config *cfg, unsigned long nr_pages,
 		     bool snapshot, int cpu);
+int trace_open_event_watermark(struct trace_consumer *tc, enum aux_caps caps,
+			       const struct gen_config *cfg,
+			       unsigned long nr_pages, bool snapshot, int cpu,
+			       unsigned long watermark);
 void trace_close(struct trace_consumer *tc);
 
 static inline struct perf_event_mmap_page *

@@ -24,8 +24,6 @@
 #include "../kselftest_harness.h"
 #include "aux_trace.h"
 
-#define MAX_CHUNKS 8192
-
 /* Every page allocation of this task of @min_order or more fails. */
 static int fail_orders_from(int min_order)
 {
@@ -63,7 +61,7 @@ FIXTURE_SETUP(fault)
 {
 	int max = max_page_order(), fd;
 	struct aux_buffer b;
-	struct aux_report r;
+	struct aux_report r = {};
 
 	self->kmsg = -1;
 	self->injecting = false;
@@ -133,8 +131,9 @@ static int check_fallback(struct __test_metadata *_metadata,
 	int n, fallbacks, first = ilog2_ul(pages);
 	char why[256];
 
+	/* @orders has room for a chunk per page. */
 	n = aux_chunks_check(r->chunks, pages, ceiling, below, 0, orders,
-			     MAX_CHUNKS, &fallbacks, why, sizeof(why));
+			     pages, &fallbacks, why, sizeof(why));
 	if (n < 0) {
 		TH_LOG("%s", why);
 		return -1;
@@ -166,16 +165,18 @@ static unsigned long pages_below(unsigned long pages, int order)
 TEST_F_TIMEOUT(fault, every_order_falls_back, 120)
 {
 	int max = max_page_order(), ceiling, order, n, fd, ret;
-	static int orders[MAX_CHUNKS];
+	/* No buffer below has more chunks than the largest has pages. */
+	int *orders = calloc(self->pages, sizeof(*orders));
 	unsigned long pages;
 	struct aux_buffer b;
-	struct aux_report r;
+	struct aux_report r = {};
 
+	ASSERT_NE(NULL, orders);
 	for (order = max; order >= 1; order--) {
 		pages = pages_below(self->pages, order);
 		/* The watermark is the buffer: chunks may be as large. */
 		n = aux_model_orders(CAPS_LARGE, false, pages,
-				     pages * page_size(), orders, MAX_CHUNKS);
+				     pages * page_size(), orders, pages);
 		ASSERT_LT(0, n);
 		ceiling = orders[0];
 		fd = aux_event_open(self->type, pages * page_size());
@@ -273,10 +274,9 @@ static unsigned long mixed_pages(unsigned long pages)
  */
 TEST_F_TIMEOUT(fault, large_chunks_after_singles_mapped_large, 120)
 {
-	static int orders[MAX_CHUNKS];
 	struct trace_consumer tc;
-	int n, i, largest = 0, ret;
-	struct aux_report r;
+	int *orders, n, i, largest = 0, ret;
+	struct aux_report r = {};
 	unsigned long most;
 
 	/* A PTE-level block's worth of single pages (16 without one). */
@@ -285,7 +285,12 @@ TEST_F_TIMEOUT(fault, large_chunks_after_singles_mapped_large, 120)
 	ASSERT_EQ(0, ret)
 		TH_LOG("mapping with failures injected: %s", strerror(-ret));
 	ASSERT_EQ(0, aux_report_read(tc.b.id, &r));
-	n = aux_report_orders(r.chunks, orders, MAX_CHUNKS);
+	/* A chunk per page at most. */
+	orders = calloc(r.pages, sizeof(*orders));
+	ASSERT_NE(NULL, orders);
+	n = aux_report_orders(r.chunks, orders, r.pages);
+	ASSERT_LE(0, n)
+		TH_LOG("chunks %s: %s", r.chunks, strerror(-n));
 	most = chunk_entries(orders, n, pmd_bytes() / page_size(),
 			     r.cont_pages);
 	TH_LOG("chunks %s: %lu translation entries, the chunks allow %lu",
@@ -307,7 +312,7 @@ TEST_F_TIMEOUT(fault, large_chunks_after_singles_mapped_large, 120)
 TEST_F_TIMEOUT(fault, mixed_orders_carry_trace, 180)
 {
 	struct trace_consumer tc;
-	struct aux_report r;
+	struct aux_report r = {};
 	int ret;
 
 	ret = map_after_singles(&tc, mixed_pages(self->pages), 16);

@@ -41,7 +41,6 @@
 #define FRAG_ORDER 6
 /* What the fill leaves free above what the kernel keeps for itself. */
 #define FRAG_ROOM_KB (8L << 10)
-#define MAX_CHUNKS 8192
 /*
  * Each test's time, its setup's fill included: the fill of 1.5 GiB took
  * 107 to 154 s under KASAN and lockdep on 4 emulated CPUs (2 GiB guest,
@@ -455,22 +454,24 @@ static int map_fragmented(struct __test_metadata *_metadata,
 TEST_F_TIMEOUT(fragment, prefer_large_falls_back_order_by_order, FRAG_TIMEOUT)
 {
 	struct frag *fr = &self->f;
-	static int orders[MAX_CHUNKS];
+	/* A chunk per page at most. */
+	int *orders = calloc(fr->pages, sizeof(*orders));
 	int n, fallbacks, ceiling;
 	struct aux_buffer b;
-	struct aux_report r;
+	struct aux_report r = {};
 	char why[256];
 	int ret;
 
+	ASSERT_NE(NULL, orders);
 	ret = map_fragmented(_metadata, fr, &b, &r);
 	ASSERT_EQ(0, ret)
 		TH_LOG("mapping %lu pages: %s", fr->pages, strerror(-ret));
 	n = aux_model_orders(CAPS_LARGE, false, fr->pages, 0, orders,
-			     MAX_CHUNKS);
+			     fr->pages);
 	ceiling = orders[0];
 	n = aux_chunks_check(r.chunks, fr->pages, ceiling,
 			     fr->max_order + 1, fr->floor, orders,
-			     MAX_CHUNKS, &fallbacks, why, sizeof(why));
+			     fr->pages, &fallbacks, why, sizeof(why));
 	EXPECT_LT(0, n)
 		TH_LOG("%s", why);
 	/* Large blocks hold half the buffer at most: chunks fell back. */
@@ -491,16 +492,20 @@ TEST_F_TIMEOUT(fragment, prefer_large_falls_back_order_by_order, FRAG_TIMEOUT)
 TEST_F_TIMEOUT(fragment, mixed_chunks_within_entries_allowance, FRAG_TIMEOUT)
 {
 	struct frag *fr = &self->f;
-	static int orders[MAX_CHUNKS];
+	/* A chunk per page at most. */
+	int *orders = calloc(fr->pages, sizeof(*orders));
 	struct aux_buffer b;
-	struct aux_report r;
+	struct aux_report r = {};
 	unsigned long most;
 	int n, ret;
 
+	ASSERT_NE(NULL, orders);
 	ret = map_fragmented(_metadata, fr, &b, &r);
 	ASSERT_EQ(0, ret)
 		TH_LOG("mapping %lu pages: %s", fr->pages, strerror(-ret));
-	n = aux_report_orders(r.chunks, orders, MAX_CHUNKS);
+	n = aux_report_orders(r.chunks, orders, fr->pages);
+	ASSERT_LE(0, n)
+		TH_LOG("chunks %s: %s", r.chunks, strerror(-n));
 	most = chunk_entries(orders, n, vmap_pmd_pages(), r.cont_pages);
 	TH_LOG("chunks %s: %lu translation entries, the chunks allow %lu",
 	       r.chunks, r.entries, most);
@@ -529,7 +534,7 @@ TEST_F_TIMEOUT(fragment, nosg_without_contiguous_memory, FRAG_TIMEOUT)
 	int type = pmu_type(aux_pmu_names[CAPS_NOSG]), n, largest, fd, ret;
 	unsigned long nr[MAX_ORDERS];
 	struct aux_buffer hog, b;
-	struct aux_report r;
+	struct aux_report r = {};
 
 	ASSERT_LE(0, type);
 	/*
@@ -569,10 +574,9 @@ static void trace_through_mixed_chunks(struct __test_metadata *_metadata,
 		.mode = mode, .words = 6, .align_log2 = 6,
 		.period_ns = 500000,
 	};
-	static int orders[MAX_CHUNKS];
 	struct trace_consumer tc;
-	struct aux_report r;
-	int ret, n;
+	struct aux_report r = {};
+	int *orders, ret, n;
 
 	if (!cpu_events_allowed())
 		SKIP(return, NO_PERFMON);
@@ -590,7 +594,11 @@ static void trace_through_mixed_chunks(struct __test_metadata *_metadata,
 		TH_LOG("mapping %lu pages: %s", self->pages, strerror(-ret));
 	ASSERT_EQ(0, aux_report_read(tc.b.id, &r));
 	/* What this is about: chunks of more than one order. */
-	n = aux_report_orders(r.chunks, orders, MAX_CHUNKS);
+	orders = calloc(r.pages, sizeof(*orders));
+	ASSERT_NE(NULL, orders);
+	n = aux_report_orders(r.chunks, orders, r.pages);
+	ASSERT_LE(0, n)
+		TH_LOG("chunks %s: %s", r.chunks, strerror(-n));
 	while (n > 1 && orders[n - 1] == orders[0])
 		n--;
 	EXPECT_LT(1, n)

@@ -13,8 +13,6 @@
 #include "../kselftest_harness.h"
 #include "aux_common.h"
 
-#define MAX_CHUNKS 4096
-
 FIXTURE(aux_map) {
 	int fd;
 	int kmsg;
@@ -195,10 +193,13 @@ FIXTURE_TEARDOWN(aux_map)
 
 TEST_F(aux_map, chunk_orders_follow_rule)
 {
-	static int want[MAX_CHUNKS], got[MAX_CHUNKS];
-	struct aux_report r;
+	/* A chunk per page at most. */
+	int *want = calloc(self->nr_pages, sizeof(*want));
+	int *got = calloc(self->nr_pages, sizeof(*got));
+	struct aux_report r = {};
 	int n_want, n_got, i;
 
+	ASSERT_TRUE(want && got);
 	ASSERT_EQ(expected_map_err(variant->caps, variant->snapshot,
 				   self->nr_pages), self->map_err)
 	{
@@ -214,8 +215,8 @@ TEST_F(aux_map, chunk_orders_follow_rule)
 	EXPECT_EQ(variant->snapshot, r.snapshot);
 
 	n_want = aux_model_orders(variant->caps, variant->snapshot,
-				  self->nr_pages, 0, want, MAX_CHUNKS);
-	n_got = aux_report_orders(r.chunks, got, MAX_CHUNKS);
+				  self->nr_pages, 0, want, self->nr_pages);
+	n_got = aux_report_orders(r.chunks, got, self->nr_pages);
 	if (self->room < self->top &&
 	    (n_want != n_got || memcmp(want, got, n_got * sizeof(*got)))) {
 		int fallbacks;
@@ -225,7 +226,7 @@ TEST_F(aux_map, chunk_orders_follow_rule)
 		ASSERT_LE(0, aux_chunks_check(r.chunks, self->nr_pages,
 					      self->top, max_page_order() + 1,
 					      self->room < 0 ? 0 : self->room,
-					      got, MAX_CHUNKS, &fallbacks, why,
+					      got, self->nr_pages, &fallbacks, why,
 					      sizeof(why)))
 			TH_LOG("%s", why);
 		TH_LOG("order-%d blocks short before the map: chunks %s, %d fallbacks",

@@ -265,9 +265,14 @@ TEST_F(aux_pagesize, granules_agree_with_page_tables)
 /* Where a chunk is as large as a PMD, the mapping must be large too. */
 TEST_F(aux_pagesize, large_chunks_mapped_large)
 {
-	int orders[4096], n, i, largest = 0;
+	unsigned long pages = self->size / page_size();
+	int *orders = calloc(pages, sizeof(*orders)), n, i, largest = 0;
 
-	n = aux_report_orders(self->report.chunks, orders, 4096);
+	/* A buffer has no more chunks than pages. */
+	ASSERT_NE(NULL, orders);
+	n = aux_report_orders(self->report.chunks, orders, pages);
+	ASSERT_LE(0, n)
+		TH_LOG("chunks %s: %s", self->report.chunks, strerror(-n));
 	for (i = 0; i < n; i++)
 		if (orders[i] > largest)
 			largest = orders[i];
@@ -304,13 +309,16 @@ TEST_F(aux_pagesize, large_chunks_mapped_large)
 TEST_F(aux_pagesize, entries_within_chunks_allowance)
 {
 	unsigned long pages = self->size / page_size(), most, sum = 0;
-	int orders[4096], n, i;
+	int *orders = calloc(pages, sizeof(*orders)), n, i;
 
 	if (variant->caps == CAPS_NONE)
 		SKIP(return, "order-0 chunks, nothing to map large");
 	if (huge_vmap_off())
 		SKIP(return, HUGE_VMAP_OFF);
-	n = aux_report_orders(self->report.chunks, orders, 4096);
+	ASSERT_NE(NULL, orders);
+	n = aux_report_orders(self->report.chunks, orders, pages);
+	ASSERT_LE(0, n)
+		TH_LOG("chunks %s: %s", self->report.chunks, strerror(-n));
 	for (i = 0; i < n; i++)
 		sum += 1UL << orders[i];
 	ASSERT_EQ(pages, sum)

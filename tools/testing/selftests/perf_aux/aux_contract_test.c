@@ -1,0 +1,716 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The AUX consumer contract as perf tools rely on it
+ * (tools/perf/util/auxtrace.c), against the synthetic AUX PMUs of
+ * lib/test_aux_pmu.c:
+ *  - the data extent is the user page's aux_head, read with acquire
+ *    semantics; the PERF_RECORD_AUX records must cover exactly that, and
+ *    once the event stopped aux_head is where the last record ends (SPE-like
+ *    zero padding skipped after it aside); the consumer hands the extent
+ *    back by writing aux_tail with release semantics;
+ *  - a consumer that sleeps in poll() is woken at each aux_watermark: none
+ *    lost (it is never left asleep with a watermark of trace unread), no
+ *    storm (no more wakeups than watermarks and data-area watermarks
+ *    crossed);
+ *  - snapshot mode read as perf record -S reads it: stop, take the buffer
+ *    up to aux_head, start again, several times over;
+ *  - AUX mmap() requests at every boundary of perf_mmap() and
+ *    perf_mmap_aux() (kernel/events/core.c) get their EINVAL and leave
+ *    nothing mapped: no VMA in /proc/self/maps, no vmap in
+ *    /proc/vmallocinfo.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "../kselftest_harness.h"
+#include "aux_trace.h"
+
+/* Polls of the aux_head before a lag behind the records is a fault. */
+#define HEAD_RETRIES	1000
+
+/*
+ * 64 KiB, at least 16 pages: room for a watermark of a quarter and ticks
+ * of a sixteenth, at every page size.
+ */
+static unsigned long contract_pages(void)
+{
+	unsigned long pages = (64UL << 10) / page_size();
+
+	return pages < 16 ? 16 : pages;
+}
+
+FIXTURE(contract) {
+	struct trace_consumer tc;
+	uint64_t tail;		/* the aux_tail this consumer wrote */
+	int kmsg;
+	int cpu;
+};
+
+FIXTURE_VARIANT(contract) {
+	enum gen_mode mode;
+};
+
+/* clang-format off */
+FIXTURE_VARIANT_ADD(contract, spe) {
+	.mode = GEN_SPE,
+};
+
+FIXTURE_VARIANT_ADD(contract, trbe) {
+	.mode = GEN_TRBE,
+};
+
+/* clang-format on */
+
+FIXTURE_SETUP(contract)
+{
+	self->tc.b.fd = -1;
+	self->kmsg = -1;
+	self->tail = 0;
+	if (pmu_type(aux_pmu_names[CAPS_LARGE]) < 0)
+		SKIP(return, NO_TEST_PMU);
+	if (!cpu_events_allowed())
+		SKIP(return, NO_PERFMON);
+	self->kmsg = kmsg_open_at_end();
+	self->cpu = trace_pick_cpus();
+}
+
+FIXTURE_TEARDOWN(contract)
+{
+	trace_close(&self->tc);
+	EXPECT_EQ(0, kmsg_warnings(self->kmsg));
+	if (self->kmsg >= 0)
+		close(self->kmsg);
+}
+
+/*
+ * A generator on @pages of buffer, @parts ticks per buffer every
+ * @period_ns, aux_watermark @watermark (0: the kernel's default).  The
+ * consumer writes aux_tail itself, from aux_head, as perf does.
+ */
+static int contract_open(struct trace_consumer *tc, enum gen_mode mode,
+			 unsigned long pages, bool snapshot, unsigned int parts,
+			 unsigned long long period_ns, unsigned long watermark,
+			 int cpu)
+{
+	struct gen_config cfg = {
+		.mode = mode, .words = 6, .align_log2 = 6,
+		.period_ns = period_ns,
+	};
+	int ret;
+
+	cfg.burst = pages * page_size() / parts / gen_record_bytes(&cfg) ?: 1;
+	/* aux_watermark is read at the AUX mmap(), from the event's attr. */
+	ret = trace_open_event_watermark(tc, CAPS_LARGE, &cfg, pages,
+					 snapshot, cpu, watermark);
+	if (ret)
+		return ret;
+	tc->tail_from_head = true;
+	return aux_area_map(&tc->b, pages, snapshot);
+}
+
+/*
+ * Whether [@from, @to) of the AUX buffer may lie between the last record
+ * and aux_head: what the SPE-like generator skips with
+ * perf_aux_output_skip() (head alignment, the rest of the buffer when a
+ * record does not fit), all zero.  TRBE-like trace skips nothing.
+ */
+static bool contract_padding(struct trace_consumer *tc, uint64_t from,
+			     uint64_t to)
+{
+	const uint8_t *aux = tc->b.aux;
+	uint64_t off;
+
+	if (from == to)
+		return true;
+	if (tc->cfg.mode != GEN_SPE || to % tc->align)
+		return false;
+	if (to - from >= tc->align &&
+	    !(to % tc->size == 0 && to - from < tc->rec + tc->align))
+		return false;
+	for (off = from; off < to; off++)
+		if (aux[off % tc->size])
+			return false;
+	return true;
+}
+
+/*
+ * One read as auxtrace_mmap__read() does it: aux_head with acquire
+ * semantics is the extent; the records in the data area must reach it
+ * (perf_aux_output_end() posts the record, then publishes aux_head: a
+ * record may be seen before its head, never a head before its record);
+ * the extent goes back to the producer through aux_tail, with release
+ * semantics, so that it sees every read of the data done first.  Returns
+ * the new head, or -1 with tc->err set.
+ */
+static int64_t contract_read(struct trace_consumer *tc, uint64_t *tail)
+{
+	struct perf_event_mmap_page *up = trace_user_page(tc);
+	uint64_t head;
+	int tries;
+
+	head = __atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE);
+	if (head < *tail) {
+		snprintf(tc->err, sizeof(tc->err),
+			 "aux_head %llu went back behind aux_tail %llu",
+			 (unsigned long long)head, (unsigned long long)*tail);
+		return -1;
+	}
+	if (head - *tail > tc->size) {
+		snprintf(tc->err, sizeof(tc->err),
+			 "aux_head %llu more than the buffer beyond aux_tail %llu",
+			 (unsigned long long)head, (unsigned long long)*tail);
+		return -1;
+	}
+	for (tries = 0; ; tries++) {
+		if (trace_drain(tc) < 0)
+			return -1;
+		if (tc->next_off >= head ||
+		    contract_padding(tc, tc->next_off, head))
+			break;
+		if (tries == HEAD_RETRIES) {
+			snprintf(tc->err, sizeof(tc->err),
+				 "aux_head %llu beyond the records, which end at %llu",
+				 (unsigned long long)head,
+				 (unsigned long long)tc->next_off);
+			return -1;
+		}
+		usleep(100);
+	}
+	__atomic_store_n(&up->aux_tail, head, __ATOMIC_RELEASE);
+	*tail = head;
+	return head;
+}
+
+/*
+ * The event stopped (pmu::stop() ended the last session): the records,
+ * drained, end where aux_head says, but for padding skipped after them.
+ * A head that lags the records hides the newest trace from perf.
+ */
+static int contract_settled(struct trace_consumer *tc, uint64_t *tail)
+{
+	uint64_t head;
+
+	if (contract_read(tc, tail) < 0)
+		return -1;
+	head = *tail;
+	if (tc->next_off > head) {
+		snprintf(tc->err, sizeof(tc->err),
+			 "stopped: aux_head %llu lags the records, which end at %llu",
+			 (unsigned long long)head,
+			 (unsigned long long)tc->next_off);
+		return -1;
+	}
+	return 0;
+}
+
+static void contract_log(struct __test_metadata *_metadata,
+			 struct trace_consumer *tc, uint64_t tail)
+{
+	TH_LOG("aux_head %llu: %llu bytes checked, %llu records",
+	       (unsigned long long)tail, (unsigned long long)tc->bytes,
+	       (unsigned long long)tc->records);
+	TH_LOG("%llu AUX records, %llu wraps, %llu truncated",
+	       (unsigned long long)tc->aux_records,
+	       (unsigned long long)tc->wraps,
+	       (unsigned long long)tc->truncated);
+}
+
+/*
+ * Eight rounds of trace read from aux_head while it is written, each
+ * ended by stopping the event: every time, aux_head and the records agree.
+ */
+TEST_F_TIMEOUT(contract, aux_head_is_the_extent, 300)
+{
+	struct trace_consumer *tc = &self->tc;
+	uint64_t enabled_at = 0, want;
+	double start;
+	int round;
+
+	ASSERT_EQ(0, contract_open(tc, variant->mode, contract_pages(), false,
+				   8, 500000, 0, self->cpu));
+	for (round = 0; round < 8; round++) {
+		want = tc->bytes + 2 * tc->size;
+		start = now_s();
+		ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
+		while (tc->bytes < want) {
+			ASSERT_LE(0, contract_read(tc, &self->tail))
+			{
+				TH_LOG("round %d: %s", round, tc->err);
+			}
+			/* TRUNCATED disables the event; perf enables again. */
+			if (tc->truncated > enabled_at) {
+				ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0);
+				enabled_at = tc->truncated;
+			}
+			ASSERT_GT(60, now_s() - start)
+			{
+				contract_log(_metadata, tc, self->tail);
+			}
+			usleep(200);
+		}
+		ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0));
+		ASSERT_EQ(0, contract_settled(tc, &self->tail))
+		{
+			TH_LOG("round %d: %s", round, tc->err);
+		}
+	}
+	contract_log(_metadata, tc, self->tail);
+	EXPECT_LE(16 * tc->size, tc->bytes);
+}
+
+#define WAKE_ATTEMPTS 3
+
+/*
+ * Sleeps in poll() as perf record does, reading from aux_head at each
+ * wakeup.  Buffer of 16 ticks, aux_watermark of 4: the consumer must be
+ * woken once per watermark crossed, so it never finds itself asleep with
+ * more than a watermark unread (a poll() timing out so is a lost wakeup;
+ * a buffer that fills and truncates while it sleeps is one too, unless
+ * the host starved it, which another attempt tells apart), and it is not
+ * woken more often than the watermarks of the AUX buffer and of the data
+ * area crossed (one for the TRUNCATED record that stops each overrun,
+ * one for the end).
+ */
+TEST_F_TIMEOUT(contract, poll_wakes_at_aux_watermark, 300)
+{
+	struct trace_consumer *tc = &self->tc;
+	unsigned long pages = contract_pages(), watermark;
+	uint64_t data_head, bound, want, wakeups, timeouts, prev;
+	struct perf_event_mmap_page *up;
+	struct pollfd pfd;
+	int attempt, ret;
+	double start;
+
+	watermark = pages * page_size() / 4;
+	for (attempt = 1; attempt <= WAKE_ATTEMPTS; attempt++) {
+		trace_close(tc);
+		self->tail = 0;
+		ASSERT_EQ(0, contract_open(tc, variant->mode, pages, false, 16,
+					   2000000, watermark, self->cpu));
+		up = trace_user_page(tc);
+		wakeups = 0;
+		timeouts = 0;
+		want = 32 * watermark;
+		pfd.fd = tc->b.fd;
+		pfd.events = POLLIN;
+		start = now_s();
+		ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
+		while (self->tail < want && !tc->truncated &&
+		       now_s() - start < 120) {
+			ret = poll(&pfd, 1, 1000);
+			ASSERT_LE(0, ret);
+			ASSERT_EQ(0, pfd.revents & (POLLHUP | POLLERR));
+			wakeups += ret > 0;
+			prev = self->tail;
+			ASSERT_LE(0, contract_read(tc, &self->tail))
+			{
+				TH_LOG("%s", tc->err);
+			}
+			/*
+			 * A second asleep without a wakeup: the head read
+			 * after it must not be a watermark past the last.
+			 */
+			if (!ret && self->tail - prev >= watermark)
+				timeouts++;
+		}
+		ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0));
+		ASSERT_EQ(0, contract_settled(tc, &self->tail))
+		{
+			TH_LOG("%s", tc->err);
+		}
+		data_head = __atomic_load_n(&up->data_head, __ATOMIC_ACQUIRE);
+		bound = self->tail / watermark +
+			data_head / (AUX_DATA_PAGES * page_size() / 2) +
+			tc->truncated + 2;
+		TH_LOG("attempt %d: %llu wakeups for %llu bytes (watermark %lu)",
+		       attempt, (unsigned long long)wakeups,
+		       (unsigned long long)self->tail, watermark);
+		TH_LOG("at most %llu wakeups allowed, %llu lost",
+		       (unsigned long long)bound,
+		       (unsigned long long)timeouts);
+		contract_log(_metadata, tc, self->tail);
+		ASSERT_EQ(0, timeouts);
+		ASSERT_GE(bound, wakeups);
+		if (!tc->truncated) {
+			ASSERT_LE(want, self->tail);
+			break;
+		}
+	}
+	/* Each attempt filled the buffer while its consumer slept. */
+	ASSERT_GE(WAKE_ATTEMPTS, attempt)
+	{
+		TH_LOG("the buffer filled under a sleeping consumer %d times: wakeups lost",
+		       WAKE_ATTEMPTS);
+	}
+}
+
+/*
+ * perf record -S: the AUX area mapped read-only (overwrite), and at each
+ * snapshot the event stopped, the buffer taken up to aux_head, the event
+ * started again.  Three snapshots, each after the buffer was overwritten
+ * twice: each holds the newest trace before aux_head.
+ */
+TEST_F_TIMEOUT(contract, snapshot_as_perf_record_S, 300)
+{
+	struct trace_consumer *tc = &self->tc;
+	uint64_t count, head, want;
+	long newest;
+	double start;
+	int snap;
+
+	ASSERT_EQ(0, contract_open(tc, variant->mode, contract_pages(), true,
+				   8, 500000, 0, self->cpu));
+	count = 0;
+	for (snap = 0; snap < 3; snap++) {
+		want = count * tc->rec + 2 * tc->size;
+		start = now_s();
+		ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
+		do {
+			usleep(10000);
+			count = trace_count(tc);
+		} while (count * tc->rec < want && now_s() - start < 60);
+		ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0));
+		count = trace_count(tc);
+		ASSERT_LE(want, count * tc->rec);
+		ASSERT_EQ(0, trace_drain(tc) < 0)
+		{
+			TH_LOG("%s", tc->err);
+		}
+		head = __atomic_load_n(&trace_user_page(tc)->aux_head,
+				       __ATOMIC_ACQUIRE);
+		ASSERT_GT(tc->size, head);
+		if (variant->mode == GEN_SPE)
+			newest = trace_check_snapshot_records(tc, head, count);
+		else
+			newest = trace_check_snapshot_stream(tc, head, count);
+		TH_LOG("snapshot %d: aux_head %llu, %llu records, newest %ld bytes intact",
+		       snap, (unsigned long long)head,
+		       (unsigned long long)count, newest);
+		ASSERT_LE(0, newest)
+		{
+			TH_LOG("%s", tc->err);
+		}
+		EXPECT_LE(tc->size / 2 - tc->rec, newest);
+	}
+	EXPECT_TRUE(tc->flags_seen & PERF_AUX_FLAG_OVERWRITE);
+}
+
+/*
+ * AUX mmap() requests at the boundaries perf_mmap() and perf_mmap_aux()
+ * check, on each synthetic PMU (no generator: no privilege needed).  The
+ * errno of each is what kernel/events/core.c returns for it: EINVAL for
+ * every one.  After each, nothing of the request is left: the VMAs of the
+ * event in /proc/self/maps and the PMUs' vmaps in /proc/vmallocinfo are
+ * as before, and the right request still maps.
+ */
+struct bounds {
+	int fd;
+	int kmsg;
+	void *base;
+	size_t data_size;
+	int vmas, vmaps;
+};
+
+FIXTURE(bounds) {
+	struct bounds b;
+};
+
+FIXTURE_VARIANT(bounds) {
+	enum aux_caps caps;
+};
+
+/* clang-format off */
+FIXTURE_VARIANT_ADD(bounds, none) {
+	.caps = CAPS_NONE,
+};
+
+FIXTURE_VARIANT_ADD(bounds, large) {
+	.caps = CAPS_LARGE,
+};
+
+FIXTURE_VARIANT_ADD(bounds, nosg) {
+	.caps = CAPS_NOSG,
+};
+
+/* clang-format on */
+
+/* Mappings of perf event files in this process, or -1. */
+static int event_vmas(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	size_t len = 0;
+	char *line = NULL;
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (getline(&line, &len, f) > 0)
+		n += !!strstr(line, "[perf_event]");
+	free(line);
+	fclose(f);
+	return n;
+}
+
+#define RW (PROT_READ | PROT_WRITE)
+
+/* The data area: the user page and 4 data pages. */
+#define BOUNDS_DATA_PAGES 5
+
+FIXTURE_SETUP(bounds)
+{
+	int type = pmu_type(aux_pmu_names[variant->caps]);
+
+	self->b.fd = -1;
+	self->b.base = MAP_FAILED;
+	self->b.kmsg = -1;
+	if (type < 0)
+		SKIP(return, NO_TEST_PMU);
+	self->b.kmsg = kmsg_open_at_end();
+	self->b.fd = aux_event_open(type, 0);
+	ASSERT_LE(0, self->b.fd);
+	self->b.data_size = BOUNDS_DATA_PAGES * page_size();
+	self->b.vmas = event_vmas();
+	self->b.vmaps = module_vmaps();
+}
+
+FIXTURE_TEARDOWN(bounds)
+{
+	if (self->b.base != MAP_FAILED)
+		munmap(self->b.base, self->b.data_size);
+	if (self->b.fd >= 0)
+		close(self->b.fd);
+	EXPECT_EQ(0, kmsg_warnings(self->b.kmsg));
+	if (self->b.kmsg >= 0)
+		close(self->b.kmsg);
+}
+
+static void bounds_map_data(struct __test_metadata *_metadata,
+			    struct bounds *self)
+{
+	self->base = mmap(NULL, self->data_size, RW, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->base);
+}
+
+/*
+ * mmap() of @len at file offset @pgoff pages, with the user page saying
+ * aux_offset @offset and aux_size @size (unless there is no user page):
+ * the mapping, or MAP_FAILED with errno.
+ */
+static void *bounds_mmap(struct bounds *self, unsigned long offset,
+			 unsigned long size, unsigned long len,
+			 unsigned long pgoff)
+{
+	struct perf_event_mmap_page *up = self->base;
+
+	if (self->base != MAP_FAILED) {
+		up->aux_offset = offset;
+		up->aux_size = size;
+	}
+	return mmap(NULL, len, RW, MAP_SHARED, self->fd, pgoff * page_size());
+}
+
+/*
+ * The request gets EINVAL and leaves no VMA and no vmap behind (@extra:
+ * the VMAs and vmaps of earlier good requests still mapped).
+ */
+static void bounds_refused(struct __test_metadata *_metadata,
+			   struct bounds *self, void *p, size_t len,
+			   int extra)
+{
+	int vmaps;
+
+	if (p != MAP_FAILED) {
+		munmap(p, len);
+		ASSERT_EQ(MAP_FAILED, p)
+		{
+			TH_LOG("the request was mapped");
+		}
+	}
+	ASSERT_EQ(EINVAL, errno);
+	EXPECT_EQ(self->vmas + (self->base != MAP_FAILED) + extra,
+		  event_vmas());
+	vmaps = module_vmaps();
+	if (vmaps >= 0 && self->vmaps >= 0)
+		EXPECT_EQ(self->vmaps + extra, vmaps);
+}
+
+/* Pages of the AUX area the good requests map. */
+#define AUX_AREA_PAGES 2
+
+/* The right request after a refused one: it maps, and unmaps clean. */
+static void bounds_still_maps(struct __test_metadata *_metadata,
+			      struct bounds *self)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+	void *p = bounds_mmap(self, self->data_size, len, len,
+			      BOUNDS_DATA_PAGES);
+
+	ASSERT_NE(MAP_FAILED, p);
+	munmap(p, len);
+}
+
+TEST_F(bounds, aux_before_data_area)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, 0, 0, len, BOUNDS_DATA_PAGES), len, 0);
+	bounds_map_data(_metadata, &self->b);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+TEST_F(bounds, aux_offset_on_user_page)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+
+	bounds_map_data(_metadata, &self->b);
+	/* Where the mapping asks for the AUX area, the user page says 0. */
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, 0, len, len, BOUNDS_DATA_PAGES), len,
+		       0);
+	/* At file offset 0 it is the data area again, of another size. */
+	bounds_refused(_metadata, &self->b, bounds_mmap(&self->b, 0, len, len, 0), len,
+		       0);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+TEST_F(bounds, aux_offset_inside_data_area)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, page_size(), len, len, 1), len, 0);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+/*
+ * The data area's last page, the one boundary a check of
+ * "aux_offset < data pages" instead of "< user page + data pages" lets
+ * through: the AUX area would start on trace records.
+ */
+TEST_F(bounds, aux_offset_on_last_data_page)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+	unsigned long last = BOUNDS_DATA_PAGES - 1;
+
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, last * page_size(), len, len, last),
+		       len, 0);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+/* One page short of the end of the data area, two pages long: overlaps. */
+TEST_F(bounds, aux_area_overlaps_data_area)
+{
+	size_t len = 4 * page_size();
+	unsigned long at = BOUNDS_DATA_PAGES - 2;
+
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, at * page_size(), len, len, at), len,
+		       0);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+/* A second AUX area starting inside the first one. */
+TEST_F(bounds, aux_area_overlaps_aux_area)
+{
+	size_t len = 4 * page_size();
+	void *first;
+
+	bounds_map_data(_metadata, &self->b);
+	first = bounds_mmap(&self->b, self->b.data_size, len, len,
+			    BOUNDS_DATA_PAGES);
+	ASSERT_NE(MAP_FAILED, first);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, self->b.data_size + 2 * page_size(),
+				   len, len, BOUNDS_DATA_PAGES + 2),
+		       len, 1);
+	munmap(first, len);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+/* The user page's aux_offset a byte past the page the mapping starts on. */
+TEST_F(bounds, aux_offset_unaligned)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, self->b.data_size + 1, len, len,
+				   BOUNDS_DATA_PAGES),
+		       len, 0);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+TEST_F(bounds, aux_size_not_power_of_two_pages)
+{
+	size_t len = 3 * page_size();
+
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, self->b.data_size, len, len,
+				   BOUNDS_DATA_PAGES),
+		       len, 0);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+/* aux_size a page and a byte: not whole pages, not the mapping. */
+TEST_F(bounds, aux_size_unaligned)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, self->b.data_size, page_size() + 1, len,
+				   BOUNDS_DATA_PAGES),
+		       len, 0);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+TEST_F(bounds, aux_size_not_mapping_length)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, self->b.data_size, 2 * len, len,
+				   BOUNDS_DATA_PAGES),
+		       len, 0);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, self->b.data_size, len, 2 * len,
+				   BOUNDS_DATA_PAGES),
+		       2 * len, 0);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+/* While an AUX area is mapped, one of another size at its offset. */
+TEST_F(bounds, second_aux_mapping_other_size)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+	void *first, *again;
+
+	bounds_map_data(_metadata, &self->b);
+	first = bounds_mmap(&self->b, self->b.data_size, len, len,
+			    BOUNDS_DATA_PAGES);
+	ASSERT_NE(MAP_FAILED, first);
+	bounds_refused(_metadata, &self->b,
+		       bounds_mmap(&self->b, self->b.data_size, 2 * len, 2 * len,
+				   BOUNDS_DATA_PAGES),
+		       2 * len, 1);
+	/* The same size again is the same area, mapped twice. */
+	again = bounds_mmap(&self->b, self->b.data_size, len, len,
+			    BOUNDS_DATA_PAGES);
+	ASSERT_NE(MAP_FAILED, again);
+	munmap(again, len);
+	munmap(first, len);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+TEST_HARNESS_MAIN
