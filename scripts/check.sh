@@ -621,6 +621,8 @@ run_module_mutants()
 #                      the bug of v4..v7 of the posted series
 #  wrap_drops_byte     synthetic PMU: a byte lost at the buffer wrap, caught
 #                      by integrity_test alone (the only kselftest booted)
+#  aux_head_lags       perf core: the user page's aux_head behind the
+#                      records, caught by aux_contract_test alone
 quick_mutants()
 {
 	local mutants=$1
@@ -629,6 +631,8 @@ quick_mutants()
 	run_mutants "$mutants/vmap_granule" vmap_granule strict cont_needs_hugetlb
 	MODULE_MUTANT_TESTS="perf_aux.tests=perf_aux:integrity_test" \
 		run_module_mutants "$mutants/test_aux_pmu" wrap_drops_byte
+	MODULE_MUTANT_TESTS="perf_aux.tests=perf_aux:aux_contract_test" \
+		run_module_mutants "$mutants/perf_core" aux_head_lags
 }
 
 # count_line LINE: an "ok - ..." / "not ok - ..." line counted as a check;
