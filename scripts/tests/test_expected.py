@@ -4,26 +4,17 @@
 results.py expected): a run is judged case by case, and a reference that
 loses what it proves fails, where a floor would have let it pass."""
 
-import io
 import os
 import shutil
 import sys
 import tempfile
 import unittest
-from contextlib import redirect_stdout
-from typing import Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
-from perf_aux_results import cli, expected, ktap  # noqa: E402
+from perf_aux_results import expected, ktap  # noqa: E402
+from test_results import run_main  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), 'test_data')
-
-
-def run_main(*argv: str) -> Tuple[int, str]:
-    out = io.StringIO()
-    with redirect_stdout(out):
-        rc = cli.results_main(list(argv))
-    return rc, out.getvalue()
 
 
 def suite(name: str, cases: str) -> str:
