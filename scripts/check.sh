@@ -482,7 +482,7 @@ mutant_build()
 	fi
 	"$PERF_AUX_ROOT/scripts/kunit.sh" mutant arm64-4k "$variant" "$log" \
 		"$MUTANT_OOPS" "$@" > "$log.out" 2>&1 || rc=$?
-	grep '^ccache: ' "$log.out" || true
+	grep -E '^(ccache: |<== build |build .*: built earlier)' "$log.out" || true
 	if [ "$rc" -gt 1 ]; then
 		tail -20 "$log.out"
 		verdict 1 "mutant $name builds on $BASE"
@@ -871,6 +871,7 @@ main()
 	$RESULTS summary "$PERF_AUX_OUT"/results/*/ \
 		--report "$PERF_AUX_OUT/report.md" |
 		sed 's/^[0-9]* passed, .*/suites: &/'
+	echo "measurements: $PERF_AUX_OUT/measurements/$([ -n "$FULL" ] && echo check-full || echo check).md"
 	echo "stage times:"
 	printf '%s\n' "${stage_times[@]}"
 	printf '%6d s  %s\n' $(($(date +%s) - start)) "in all"
@@ -879,5 +880,20 @@ main()
 	[ "$failed" -eq 0 ]
 }
 
-# Sourced by the host tests for its functions; run, it runs the stages.
-[ "${BASH_SOURCE[0]}" != "$0" ] || main "$@"
+# Sourced by the host tests for its functions; run, it runs the stages,
+# everything it prints kept in out/logs/<tier>.log, from which
+# out/measurements/<tier>.md is written (scripts/perf_aux_results/
+# measurements.py): the figures of a check are generated, never copied.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	tier=check
+	[ "${1:-}" != --full ] || tier=check-full
+	mkdir -p "$PERF_AUX_OUT/logs"
+	main "$@" 2>&1 | tee "$PERF_AUX_OUT/logs/$tier.log"
+	rc=${PIPESTATUS[0]}
+	stages=$*
+	$RESULTS measurements "$PERF_AUX_OUT/logs/$tier.log" --tier "$tier" \
+		--stages "${stages#--full}" \
+		--out "$PERF_AUX_OUT/measurements/$tier.md" ||
+		echo "perf_aux: warning: no $PERF_AUX_OUT/measurements/$tier.md" >&2
+	exit "$rc"
+fi

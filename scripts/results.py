@@ -54,6 +54,10 @@
                     (--no-failure | --failure | --failure-allowed)
                                     one verdict line on a suite's outcome;
                                     exit 0 when it is as expected
+  results.py measurements LOG --tier TIER --out FILE [--stages TEXT]
+                                    what a check's LOG measured (stage
+                                    table, kernel builds and ccache, boots,
+                                    results) as Markdown in FILE
 
 Run directories are <kernel>-<base>-<target>[-<variant>].  The work is done
 by the package perf_aux_results beside this file; KTAP is parsed with a

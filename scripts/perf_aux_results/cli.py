@@ -10,7 +10,8 @@ import argparse
 import os
 from typing import Callable, Dict, List, Optional
 
-from . import evidence, expected, ktap, matrix, report, runs, verdicts
+from . import (evidence, expected, ktap, matrix, measurements, report, runs,
+               verdicts)
 
 
 def _split(split: Callable[..., Dict[str, str]]
@@ -106,6 +107,11 @@ def cmd_expected(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def cmd_measurements(args: argparse.Namespace) -> int:
+    measurements.write(args.log, args.tier, args.out, args.stages, runs.ROOT)
+    return 0
+
+
 def results_main(argv: Optional[List[str]] = None) -> int:
     """scripts/results.py."""
     parser = argparse.ArgumentParser(
@@ -145,6 +151,11 @@ def results_main(argv: Optional[List[str]] = None) -> int:
     p.add_argument('--write', action='store_true')
     p.add_argument('--file')
     p.add_argument('--suite', action='append', default=[])
+    p = sub.add_parser('measurements')
+    p.add_argument('log')
+    p.add_argument('--tier', required=True)
+    p.add_argument('--out', required=True)
+    p.add_argument('--stages', default='')
     p = sub.add_parser('expect')
     p.add_argument('dir')
     p.add_argument('suite')
@@ -169,6 +180,7 @@ def results_main(argv: Optional[List[str]] = None) -> int:
         'summary': cmd_summary, 'expect': cmd_expect, 'bench': cmd_bench,
         'report': cmd_report, 'matrix': cmd_matrix, 'flakes': cmd_flakes,
         'evidence': cmd_evidence, 'expected': cmd_expected,
+        'measurements': cmd_measurements,
     }
     return handlers[args.command](args)
 
