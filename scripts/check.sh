@@ -571,9 +571,12 @@ module_mutant()
 		local -x PERF_AUX_PEERS=0
 	fi
 	mutant_build "$1" "$variant" "$4-kunit.log" "${peer_off[@]}" || return 0
+	# The boot runs the programs that must kill it, not the whole suite:
+	# what the others find proves nothing about this mutant, and each of
+	# them costs minutes.
 	"$PERF_AUX_ROOT/scripts/kselftest.sh" mutant arm64-4k "$variant" \
 		"$4-kselftest.log" "$MUTANT_OOPS" "${peer_off[@]}" \
-		${MODULE_MUTANT_TESTS:+"$MODULE_MUTANT_TESTS"} \
+		"${MODULE_MUTANT_TESTS:-$(killer_tests ${suites:-integrity_test wrap_test})}" \
 		> /dev/null 2>&1 || true
 	$RESULTS kselftest "$4-kselftest.log" "$3"
 	for suite in ${suites:-integrity_test wrap_test}; do
@@ -581,6 +584,18 @@ module_mutant()
 			break
 	done
 	verdict $? "$(basename "$3"): $line"
+}
+
+# killer_tests PROGRAM...: the boot parameter that runs only those
+# kselftest programs (scripts/initramfs/init).
+killer_tests()
+{
+	local t list=
+
+	for t in "$@"; do
+		list="$list${list:+,}perf_aux:$t"
+	done
+	echo "perf_aux.tests=$list"
 }
 
 # project_only PATCH: whether PATCH changes only files the project ships
@@ -631,8 +646,7 @@ quick_mutants()
 	run_mutants "$mutants/vmap_granule" vmap_granule strict cont_needs_hugetlb
 	MODULE_MUTANT_TESTS="perf_aux.tests=perf_aux:integrity_test" \
 		run_module_mutants "$mutants/test_aux_pmu" wrap_drops_byte
-	MODULE_MUTANT_TESTS="perf_aux.tests=perf_aux:aux_contract_test" \
-		run_module_mutants "$mutants/perf_core" aux_head_lags
+	run_module_mutants "$mutants/perf_core" aux_head_lags
 }
 
 # count_line LINE: an "ok - ..." / "not ok - ..." line counted as a check;
@@ -706,6 +720,10 @@ QUICK_STAGES="host reference stock mutants series lava_schema"
 FULL_STAGES="host reference stock sanitize peers aux_mutants vmap_mutants
 	module_mutants perf_core_mutants targets series series_mbox privilege
 	custom lava lava_lab integrations"
+# Stages of the full tier that run on the default base only: the other
+# page sizes, and the perf core's mutants (code no base's own patches
+# change), prove the same on every base.  Named with BASE, they run there.
+DEFAULT_BASE_STAGES="targets perf_core_mutants"
 # Stages of the full tier that run once, not once per base.
 ONCE_STAGES="host series series_mbox privilege custom lava lava_lab lava_schema"
 # (one line each: main() matches " $ONCE_STAGES " word by word on spaces)
@@ -757,11 +775,10 @@ run_stage()
 		PERF_AUX_PEERS=${PERF_AUX_PEERS:-1} timed "$BASE synthetic AUX PMU mutants" \
 			run_module_mutants "$mutants/test_aux_pmu" ;;
 	# The perf core's side of the consumer contract (aux_head, aux_tail,
-	# the watermark's wakeups, the AUX mmap() bounds): only
-	# aux_contract_test reads it, so only it is booted.
+	# the watermark's wakeups, the AUX mmap() bounds), each booted with
+	# the programs of its Killed-by lines.
 	perf_core_mutants)
 		PERF_AUX_PEERS=${PERF_AUX_PEERS:-1} \
-			MODULE_MUTANT_TESTS="perf_aux.tests=perf_aux:aux_contract_test" \
 			timed "$BASE perf core mutants" \
 			run_module_mutants "$mutants/perf_core" ;;
 	lava) timed "LAVA jobs, lava-run" line_checks "$PERF_AUX_ROOT/scripts/lava/check.sh" ;;
@@ -847,6 +864,11 @@ main()
 	for b in $bases; do
 		BASE=$b
 		for s in "${per_base[@]}"; do
+			if [ -n "$FULL" ] && [ $# -eq 0 ] && [ "$b" != "$(default_base)" ] &&
+				[[ " $DEFAULT_BASE_STAGES " == *" $s "* ]]; then
+				echo "$s: on $(default_base) only (the same on every base)"
+				continue
+			fi
 			[ "$s" != mutants ] || [ ${#beside[@]} -eq 0 ] ||
 				beside_start "${beside[@]}"
 			run_stage "$s"
