@@ -561,6 +561,7 @@ module_mutant()
 	local -a peer_off=()
 
 	suites=$(sed -n 's/^Killed-by: perf_aux\.//p' "$1")
+	suites=${suites:-integrity_test wrap_test}
 	variant=$(mutant_boot "$1" default)
 	[ "${PERF_AUX_PEERS:-0}" != 1 ] || peer_off=("$PEER_OFF")
 	# Built for its boot: a configuration variant (sanitize) is a build of
@@ -576,10 +577,10 @@ module_mutant()
 	# them costs minutes.
 	"$PERF_AUX_ROOT/scripts/kselftest.sh" mutant arm64-4k "$variant" \
 		"$4-kselftest.log" "$MUTANT_OOPS" "${peer_off[@]}" \
-		"${MODULE_MUTANT_TESTS:-$(killer_tests ${suites:-integrity_test wrap_test})}" \
+		"${MODULE_MUTANT_TESTS:-$(killer_tests $suites)}" \
 		> /dev/null 2>&1 || true
 	$RESULTS kselftest "$4-kselftest.log" "$3"
-	for suite in ${suites:-integrity_test wrap_test}; do
+	for suite in $suites; do
 		line=$($RESULTS expect "$3" "perf_aux.$suite" --failure) &&
 			break
 	done
@@ -893,7 +894,7 @@ main()
 	$RESULTS summary "$PERF_AUX_OUT"/results/*/ \
 		--report "$PERF_AUX_OUT/report.md" |
 		sed 's/^[0-9]* passed, .*/suites: &/'
-	echo "measurements: $PERF_AUX_OUT/measurements/$([ -n "$FULL" ] && echo check-full || echo check).md"
+	echo "measurements: $PERF_AUX_OUT/measurements/$tier.md"
 	echo "stage times:"
 	printf '%s\n' "${stage_times[@]}"
 	printf '%6d s  %s\n' $(($(date +%s) - start)) "in all"
@@ -907,6 +908,7 @@ main()
 # out/measurements/<tier>.md is written (scripts/perf_aux_results/
 # measurements.py): the figures of a check are generated, never copied.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	# main's closing lines name the page too.
 	tier=check
 	[ "${1:-}" != --full ] || tier=check-full
 	mkdir -p "$PERF_AUX_OUT/logs"

@@ -16,8 +16,8 @@ from typing import Dict, List, NamedTuple, Optional
 
 # lib.sh's stage(): "<== NAME: N s" or "<== NAME: N s, exit RC".
 STAGE_END = re.compile(r'^<== (?P<name>.+): (?P<secs>\d+) s(?:, exit (?P<rc>\d+))?$')
-# kunit.sh's ccache_line.
-CCACHE = re.compile(r'^ccache: (?P<hit>\d+) of (?P<n>\d+) compilations hit')
+# kunit.sh's ccache_line, kept as it says it.
+CCACHE = 'ccache: '
 # check.sh's stage table: "  1234 s  NAME".
 STAGE_TIME = re.compile(r'^\s*(?P<secs>\d+) s  (?P<name>.+)$')
 COUNTS = re.compile(r'^(?P<p>\d+) passed, (?P<f>\d+) failed, (?P<s>\d+) skipped$')
@@ -54,11 +54,8 @@ def parse(lines: List[str]) -> Measured:
     in_table = False
     for raw in lines:
         line = raw.rstrip('\n')
-        m = CCACHE.match(line)
-        if m:
-            n = int(m['n'])
-            pct = 100 * int(m['hit']) // n if n else 100
-            ccache = f'{m["hit"]} of {n} ({pct} %)'
+        if line.startswith(CCACHE):
+            ccache = line[len(CCACHE):]
             continue
         if line.endswith(REUSED) and line.startswith('build '):
             reused.append(line[len('build '):-len(REUSED) - 1])
@@ -96,6 +93,11 @@ def _duration(secs: int) -> str:
     return f'{secs} s' if secs < 60 else f'{secs} s ({secs // 60} min {secs % 60} s)'
 
 
+def _time(step: Step) -> str:
+    """A step's time, and its exit status when it failed."""
+    return _duration(step.secs) + ('' if step.rc is None else f', exit {step.rc}')
+
+
 def _machine() -> Dict[str, str]:
     mem = ''
     try:
@@ -126,22 +128,17 @@ def render(m: Measured, tier: str, header: Dict[str, str]) -> str:
     out += [f'| {s.name} | {_duration(s.secs)} |' for s in m.stages]
     out += ['', '## Kernel builds', '']
     if m.builds:
-        out += ['| build | time | compilations from ccache |', '|---|---|---|']
+        out += ['| build | time | ccache |', '|---|---|---|']
     else:
         out.append('None in this check.')
-    for b in m.builds:
-        status = '' if b.rc is None else f', exit {b.rc}'
-        out.append(f'| {b.name} | {_duration(b.secs)}{status} | '
-                   f'{b.ccache or "—"} |')
+    out += [f'| {b.name} | {_time(b)} | {b.ccache or "—"} |' for b in m.builds]
     if m.reused:
         out += ['', f'Reused within the check, not rebuilt: {len(m.reused)} '
                 '(' + ', '.join(sorted(set(m.reused))) + ').']
     out += ['', '## Boots', '']
     out += (['| boot | time |', '|---|---|'] if m.boots
             else ['None in this check.'])
-    for b in m.boots:
-        status = '' if b.rc is None else f', exit {b.rc}'
-        out.append(f'| {b.name} | {_duration(b.secs)}{status} |')
+    out += [f'| {b.name} | {_time(b)} |' for b in m.boots]
     out += ['', '## Results', '']
     out += [f'- {s}' for s in m.suites]
     if m.failures:

@@ -46,8 +46,10 @@ class MeasurementsTest(unittest.TestCase):
 
     def test_builds_with_their_ccache_share(self) -> None:
         self.assertEqual(
-            [('7.3-reference .build-arm64-4k', 951, '32 of 1058 (3 %)'),
-             ('7.3-mutant .build-arm64-4k-peers', 40, '5 of 10 (50 %)')],
+            [('7.3-reference .build-arm64-4k', 951,
+              '32 of 1058 compilations hit (3 %)'),
+             ('7.3-mutant .build-arm64-4k-peers', 40,
+              '5 of 10 compilations hit (50 %)')],
             [(b.name, b.secs, b.ccache) for b in self.m.builds])
         self.assertEqual(['7.3-reference .build-arm64-4k'], self.m.reused)
 
@@ -84,7 +86,7 @@ class MeasurementsTest(unittest.TestCase):
             with open(out, encoding='utf-8') as f:
                 page = f.read()
         self.assertIn('| 7.3-reference .build-arm64-4k | 951 s (15 min 51 s) '
-                      '| 32 of 1058 (3 %) |', page)
+                      '| 32 of 1058 compilations hit (3 %) |', page)
         self.assertIn('- stages:  reference', page)
         self.assertTrue(page.rstrip().endswith(
             '300 passed, 1 failed, 0 skipped'))
