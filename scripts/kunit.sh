@@ -133,8 +133,8 @@ main()
 	build=$(kernel_build_dir "$name" "$target" "$variant")
 	common=(--arch="$arch" --build_dir="$build"
 		${cross:+--cross_compile="$cross"})
-	for c in "$PERF_AUX_ROOT"/lib/tests/.kunitconfig \
-		 "$PERF_AUX_ROOT"/mm/tests/.kunitconfig \
+	for c in "$PERF_AUX_ROOT"/kernel/events/ring_buffer_kunit.kunitconfig \
+		 "$PERF_AUX_ROOT"/mm/tests/vmap_granule_kunit.kunitconfig \
 		 "$PERF_AUX_ROOT/scripts/config/boot.config" \
 		 "$PERF_AUX_ROOT/scripts/config/arch-$arch.config" \
 		 $(peers_config "$name") \
