@@ -8,6 +8,9 @@
 #              and the kill matrix (on BASE)
 # make series  the suite as a patch series for BASE (default mainline), with
 #              a cover letter, in out/series/<base>/
+# make fixes   the fixes the series carries first, each a patch of its own
+#              against the pristine base, checked (checkpatch, git am), in
+#              out/fixes/<base>/
 # make expected  rewrites scripts/expected/<base>/ (the reference kernels'
 #              expected results, case by case, that make check judges them
 #              by) from the reference runs of BASE in out/results, and
@@ -66,6 +69,9 @@ mutants:
 series:
 	scripts/series.sh
 
+fixes:
+	scripts/fixes.sh
+
 evidence:
 	scripts/evidence.sh
 
@@ -88,5 +94,5 @@ soak:
 clean:
 	rm -rf out
 
-.PHONY: run check check-full mutants series evidence expected submit \
+.PHONY: run check check-full mutants series fixes evidence expected submit \
 	lab-selftest repeat soak clean

@@ -9,6 +9,15 @@
 #
 # Usage: scripts/kunit.sh NAME TARGET VARIANT LOG [KERNEL_ARG...]
 # Exit: 0 all passed, 1 some test failed or crashed, 2 build error.
+#
+# scripts/kunit.sh --series [TREE] runs kunit.py as its users do, in TREE
+# (default: the plain base with `make series` applied, as series.sh --check
+# leaves it): each suite's kunitconfig with --arch=x86_64 and with
+# --arch=arm64, and on UML (kunit.py's default), with kunit.py's defaults
+# otherwise; then KernelCI's kunit-x86_64 form (config, build, exec --json
+# with kunit.py's default kunitconfig, CONFIG_KUNIT_ALL_TESTS=y), our
+# suites' results read from its JSON.  One line per run; build directories
+# in $PERF_AUX_CACHE/kunitpy/.  Exit 1 if a run that should pass did not.
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -133,8 +142,8 @@ main()
 	build=$(kernel_build_dir "$name" "$target" "$variant")
 	common=(--arch="$arch" --build_dir="$build"
 		${cross:+--cross_compile="$cross"})
-	for c in "$PERF_AUX_ROOT"/lib/tests/.kunitconfig \
-		 "$PERF_AUX_ROOT"/mm/tests/.kunitconfig \
+	for c in "$PERF_AUX_ROOT"/kernel/events/ring_buffer_kunit.kunitconfig \
+		 "$PERF_AUX_ROOT"/mm/tests/vmap_granule_kunit.kunitconfig \
 		 "$PERF_AUX_ROOT/scripts/config/boot.config" \
 		 "$PERF_AUX_ROOT/scripts/config/arch-$arch.config" \
 		 $(peers_config "$name") \
@@ -176,4 +185,117 @@ main()
 	[ "$rc" -eq 0 ] || exit 1
 }
 
+# The suites of the series: kunitconfig and KUnit suite name.
+SERIES_SUITES="kernel/events/ring_buffer_kunit.kunitconfig:perf_aux_alloc
+	mm/tests/vmap_granule_kunit.kunitconfig:vmap_granule"
+
+# kunit_py DIR LOG ARG...: the tree's kunit.py under TCG (/dev/kvm hidden,
+# as in kunit_exec), its last lines kept; the exit status is kunit.py's.
+kunit_py()
+{
+	local build=$1 log=$2 rc=0
+	local -a tcg=() opts=()
+
+	shift 2
+	[ ! -e /dev/kvm ] || tcg=(unshare --mount -- sh -c \
+		'mount --bind /dev/null /dev/kvm && exec "$@"' sh)
+	case $1 in
+	run) opts=(--jobs="$(nproc)" --timeout=900) ;;
+	build) opts=(--jobs="$(nproc)") ;;
+	exec) opts=(--timeout=900) ;;
+	esac
+	timeout 1800 "${tcg[@]}" python3 tools/testing/kunit/kunit.py "$@" \
+		--build_dir="$build" "${opts[@]}" \
+		--make_options="CC=ccache ${CROSS:-}gcc" > "$log" 2>&1 || rc=$?
+	return "$rc"
+}
+
+# summary LOG: kunit.py's verdict, or the reason it stopped.
+summary()
+{
+	grep -E '^\[..:..:..\] (Testing complete\.|Elapsed time)' "$1" |
+		sed 's/^\[..:..:..\] //' | paste -sd' ' - | grep . ||
+		grep -m1 -iE 'error|not satisfied|missing' "$1" || tail -1 "$1"
+}
+
+series_runs()
+{
+	local tree=${1:-$PERF_AUX_CACHE/series/${BASE:-$(default_base)}/tree}
+	local dirs=$PERF_AUX_CACHE/kunitpy log entry kc suite arch archarg rc fail=0
+	local out=$PERF_AUX_OUT/kunitpy
+
+	[ -x "$tree/tools/testing/kunit/kunit.py" ] ||
+		die "no kernel tree with kunit.py at $tree (scripts/series.sh --check)"
+	mkdir -p "$out"
+	cd "$tree"
+	for entry in $SERIES_SUITES; do
+		kc=${entry%%:*} suite=${entry##*:}
+		for arch in x86_64 arm64 um; do
+			log=$out/$arch-$suite.log
+			CROSS=
+			[ "$arch" != arm64 ] || CROSS=aarch64-linux-gnu-
+			# UML as a maintainer gets it: kunit.py's default.
+			archarg=
+			[ "$arch" = um ] || archarg=--arch=$arch
+			rc=0
+			kunit_py "$dirs/$arch-$suite" "$log" run --kunitconfig="$kc" \
+				$archarg ${CROSS:+--cross_compile=$CROSS} || rc=$?
+			case "$arch:$suite" in
+			um:perf_aux_alloc)
+				# UML has no perf events: kunit.py refuses, and says why.
+				echo "kunit.py run (UML) --kunitconfig=$kc: rc=$rc: UML has no perf events: kunit.py: $(grep -m1 '^Missing:' "$log")"
+				grep -q '^Missing:.*CONFIG_PERF_EVENTS' "$log" || fail=1 ;;
+			*)
+				echo "kunit.py run ${archarg:-(UML)} --kunitconfig=$kc: rc=$rc: $(summary "$log")"
+				[ "$rc" -eq 0 ] || fail=1 ;;
+			esac
+		done
+	done
+
+	# KernelCI's kunit-x86_64: its three steps, its JSON.
+	log=$out/kernelci-x86_64.log
+	CROSS=
+	rc=0
+	{ kunit_py "$dirs/x86_64-all" "$log.config" config --arch=x86_64 &&
+	  kunit_py "$dirs/x86_64-all" "$log.build" build --arch=x86_64 &&
+	  kunit_py "$dirs/x86_64-all" "$log" exec --arch=x86_64 \
+		--json="$out/kernelci-x86_64.json"; } || rc=$?
+	echo "kunit.py config/build/exec --arch=x86_64 --json (KernelCI): rc=$rc: $(summary "$log")"
+	# shellcheck disable=SC2046
+	python3 - "$out/kernelci-x86_64.json" $(for e in $SERIES_SUITES; do echo "${e##*:}"; done) <<'PY' || fail=1
+import json, sys
+from collections import Counter
+
+def groups(g):
+    yield g
+    for s in g.get('sub_groups', []):
+        yield from groups(s)
+
+try:
+    root = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    sys.exit(f'KernelCI JSON: {e}')
+found = {g['name']: g for g in groups(root)}
+ok = True
+for name in sys.argv[2:]:
+    g = found.get(name)
+    if g is None:
+        print(f'KernelCI JSON: suite {name} not run')
+        ok = False
+        continue
+    # Parameterised cases are groups of their own, below the suite.
+    n = Counter(t['status'] for s in groups(g) for t in s.get('test_cases', []))
+    print(f'KernelCI JSON: {name}: {sum(n.values())} cases, '
+          + ', '.join(f'{v} {k}' for k, v in sorted(n.items())))
+    ok = ok and not n.get('FAIL') and not n.get('ERROR')
+sys.exit(0 if ok else 1)
+PY
+	return "$fail"
+}
+
+if [ "${1:-}" = --series ]; then
+	shift
+	series_runs "$@"
+	exit
+fi
 main "$@"

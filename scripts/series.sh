@@ -40,6 +40,27 @@ parts()
 	grep -v '^#' "$SERIES_DIR/parts" | grep .
 }
 
+# part_patch HOOK: the patch of a part, a hook-up by number (0001) or a
+# patch of the base's by its path (reference/0004: a fix the series
+# carries first, on its own).
+part_patch()
+{
+	case $1 in
+	*/*) ls "$(base_patches "$BASE")/$1"-*.patch 2>/dev/null ;;
+	*) ls "$HOOKUP/$1"-*.patch 2>/dev/null ;;
+	esac
+}
+
+# The parts' patches that are not hook-ups: the fixes.
+fix_patches()
+{
+	local msg hook paths
+
+	while read -r msg hook paths; do
+		case $hook in */*) part_patch "$hook" ;; esac
+	done < <(parts)
+}
+
 # The files of the project under PATH... as git knows them (untracked ones
 # too, ignored ones not): build output never reaches the series.
 part_files()
@@ -98,7 +119,7 @@ series_base()
 {
 	# shellcheck disable=SC2046
 	base_repo "$SRC" "$1" "Linux $VERSION (Debian linux-source-$BASE $DEBIAN)" \
-		MAINTAINERS $(patched_files "$HOOKUP"/*.patch)
+		MAINTAINERS $(patched_files "$HOOKUP"/*.patch $(fix_patches))
 }
 
 make_series()
@@ -115,8 +136,8 @@ make_series()
 	series_base "$repo"
 	while read -r msg hook paths; do
 		n=$((n + 1))
-		patch=$(ls "$HOOKUP/$hook"-*.patch 2>/dev/null) ||
-			die "series part $n: no hook-up $hook in $HOOKUP"
+		patch=$(part_patch "$hook") ||
+			die "series part $n: no patch $hook in $HOOKUP"
 		git_in "$repo" apply --index "$patch" ||
 			die "series part $n: hook-up $(basename "$patch") does not apply to $BASE"
 		if [ -n "$paths" ]; then
@@ -131,7 +152,9 @@ make_series()
 		git_in "$repo" add -A
 		{
 			cat "$SERIES_DIR/$msg"
-			echo
+			# A message ending in a trailer (Fixes:) gets the
+			# sign-off in the same block.
+			tail -1 "$SERIES_DIR/$msg" | grep -q '^[A-Za-z-]*: ' || echo
 			echo "Signed-off-by: $who"
 		} | git_in "$repo" commit -q -F -
 	done < <(parts)
@@ -169,16 +192,19 @@ result()
 # base's checkpatch, run from inside the base as it must be.
 check_checkpatch()
 {
-	local patch totals rc
+	local patch totals rc ignore=
 
+	# Without git history (a Debian source) checkpatch cannot look up
+	# the commit a Fixes: tag names; make fixes says so.
+	[ -d "$SRC/.git" ] || ignore=--ignore=UNKNOWN_COMMIT_ID
 	for patch in "${PATCHES[@]}"; do
-		totals=$(cd "$SRC" && perl scripts/checkpatch.pl --strict "$patch" 2>&1 |
+		totals=$(cd "$SRC" && perl scripts/checkpatch.pl --strict $ignore "$patch" 2>&1 |
 			sed -n 's/^total: //p' || true)
 		case "$totals" in
 		"0 errors, 0 warnings, 0 checks, "*) rc=0 ;;
 		*)
 			rc=1
-			(cd "$SRC" && perl scripts/checkpatch.pl --strict --terse "$patch" |
+			(cd "$SRC" && perl scripts/checkpatch.pl --strict $ignore --terse "$patch" |
 				head -10 || true) ;;
 		esac
 		result $rc "checkpatch --strict $(basename "$patch"): ${totals:-no output}"
@@ -198,6 +224,24 @@ check_am()
 	result $rc "git am onto Linux $VERSION: $n commits"
 }
 
+# unfixed_is TREE FILE STOCK: TREE's FILE with the series' fixes taken
+# back out is STOCK.
+unfixed_is()
+{
+	local tmp=$WORK/unfixed p rc=0
+
+	rm -rf "$tmp"
+	mkdir -p "$tmp/$(dirname "$2")"
+	cp "$1/$2" "$tmp/$2"
+	for p in $(fix_patches); do
+		patched_files "$p" | grep -qxF "$2" || continue
+		patch -s -R -p1 -d "$tmp" -i "$p" > /dev/null 2>&1 || rc=1
+	done
+	[ "$rc" -eq 0 ] && cmp -s "$tmp/$2" "$3" || rc=1
+	rm -rf "$tmp"
+	return "$rc"
+}
+
 # The series applied to a copy of the whole pristine tree (hard links:
 # git apply replaces, never rewrites, the files it changes), and the
 # kselftests built there as in any kernel tree.  The headers installed by
@@ -206,7 +250,7 @@ check_am()
 # built afresh, so that every warning shows.
 check_tree()
 {
-	local tree=$WORK/tree build=$WORK/build rc=0 f same=0 differ=0 stock
+	local tree=$WORK/tree build=$WORK/build rc=0 f same=0 differ=0 fixed='' stock
 
 	rm -rf "$tree" "$build/kselftest"
 	cp -al "$SRC" "$tree"
@@ -239,6 +283,9 @@ check_tree()
 			grep -v '^MAINTAINERS$\|^tools/'); do
 		if cmp -s "$tree/$f" "$stock/$f"; then
 			same=$((same + 1))
+		elif unfixed_is "$tree" "$f" "$stock/$f"; then
+			fixed=$((fixed + 1))
+			echo "# differs from the stock tree by the series' fixes only: $f"
 		else
 			differ=$((differ + 1))
 			echo "# differs from the stock tree: $f"
@@ -246,7 +293,7 @@ check_tree()
 	done
 	rc=0
 	[ "$differ" -eq 0 ] || rc=1
-	result $rc "the stock tree holds the series' $same kernel files: its KUnit run is the series' own"
+	result $rc "the stock tree holds the series' $same kernel files${fixed:+ and, but for the fixes, $fixed more}: its KUnit run is the series' own${fixed:+ without the fixes}"
 }
 
 [ -d "$SRC" ] || "$PERF_AUX_ROOT/scripts/deps.sh" "base-$BASE" > /dev/null

@@ -34,7 +34,7 @@
 #include <linux/prandom.h>
 #include <linux/xarray.h>
 
-#include "../../kernel/events/internal.h"
+#include "internal.h"
 
 #define AUX_CAPS_LARGE	(PERF_PMU_CAP_AUX_NO_SG | PERF_PMU_CAP_AUX_PREFER_LARGE)
 /* What ctx->live holds per pfn: the order of its chunk, whether it heads it. */
@@ -917,7 +917,7 @@ static int perf_aux_alloc_suite_init(struct kunit_suite *suite)
 	aux_build_order_cases();
 	aux_build_fallback_cases();
 	aux_build_gen_cases();
-	pr_info("perf_aux_alloc: %d generated failure patterns, seed %lu (perf_aux_alloc_kunit.seed= replays)\n",
+	pr_info("perf_aux_alloc: %d generated failure patterns, seed %lu (ring_buffer_kunit.seed= replays)\n",
 		NR_GEN_CASES, seed);
 	return 0;
 }
@@ -1133,11 +1133,11 @@ static void aux_alloc_chunk_fails_test(struct kunit *test)
 
 /*
  * The first chunk cannot be had at any order: rb_alloc_aux() allocated the
- * page-pointer array before it, and its error path must free that too.
- * 7.3-rc7 frees the array only when some page was had and leaks it here
- * (the reference's patch 0004 fixes it).  Freed, the array must not be
- * left in rb->aux_pages either: the next rb_alloc_aux() of the buffer
- * overwrites the pointer, the next __rb_free_aux() would free it again.
+ * page-pointer array before it, and its error path must free that too,
+ * although __rb_free_aux() finds no page to give back.  Freed, the array
+ * must not be left in rb->aux_pages either: the next rb_alloc_aux() of the
+ * buffer overwrites the pointer, the next __rb_free_aux() would free it
+ * again.
  * A pointer left behind is not freed here: the test cannot tell a leaked
  * array from a freed one, and freeing the latter would be a double free.
  */
