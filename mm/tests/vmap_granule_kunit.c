@@ -1206,6 +1206,9 @@ static void vmap_granule_set_memory_test(struct kunit *test)
 
 	if (!arch_states_granules())
 		kunit_skip(test, NO_ARCH_RULES);
+	/* set_memory_*() are not exported: only a built-in suite calls them. */
+	if (!IS_BUILTIN(CONFIG_VMAP_GRANULE_KUNIT_TEST))
+		kunit_skip(test, "set_memory_*() not exported to modules");
 	vc = vmap_case_create(test);
 	target = min(vc->nr - 1, 1U);
 	va = page_va(vc, target);
