@@ -22,6 +22,8 @@
 #include <sys/mman.h>
 
 #include "../kselftest_harness.h"
+#include "aux_fault.h"
+#include "aux_report.h"
 #include "aux_trace.h"
 
 /* Every page allocation of this task of @min_order or more fails. */

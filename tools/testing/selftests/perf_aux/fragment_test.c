@@ -36,6 +36,8 @@
 
 #include "../kselftest_harness.h"
 #include "aux_trace.h"
+#include "aux_report.h"
+#include "aux_vmap.h"
 
 /* Groups of 64 page frames: free blocks of at most 32 pages in them. */
 #define FRAG_ORDER 6

@@ -19,6 +19,7 @@
 #include <sys/ioctl.h>
 
 #include "../kselftest_harness.h"
+#include "aux_fault.h"
 #include "aux_trace.h"
 
 #define SOAK_SECONDS 10
