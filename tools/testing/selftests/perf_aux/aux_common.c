@@ -148,6 +148,14 @@ bool aux_setup_failure_forced(void)
 	return v && !strcmp(v, "1");
 }
 
+/* PERF_AUX_DESTRUCTIVE=1: the programs that change the whole machine run. */
+bool aux_destructive(void)
+{
+	const char *s = getenv("PERF_AUX_DESTRUCTIVE");
+
+	return s && *s == '1';
+}
+
 /*
  * MAX_PAGE_ORDER of the running kernel: /proc/buddyinfo has a column per
  * order from 0 to it.

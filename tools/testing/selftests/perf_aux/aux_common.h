@@ -32,6 +32,7 @@
 #define NO_FAULT_INJECTION "no fail_page_alloc and failslab in debugfs"
 #define NO_KMEMLEAK "no kmemleak in debugfs"
 #define NO_FREE_BLOCK "no free block of the order the rule asks"
+#define NOT_DESTRUCTIVE "destructive, PERF_AUX_DESTRUCTIVE=1 runs it"
 
 /* The synthetic PMUs and the capability each stands for. */
 enum aux_caps { CAPS_NONE, CAPS_LARGE, CAPS_NOSG };
@@ -61,6 +62,16 @@ int get_order_ul(unsigned long bytes);
 int pmu_format_set(const char *pmu, const char *field, __u64 value,
 		   struct perf_event_attr *attr);
 bool aux_setup_failure_forced(void);
+
+/*
+ * Whether the programs that change the whole machine (fill memory, set vm
+ * sysctls, turn on global fault injection, soak) may run: only with
+ * PERF_AUX_DESTRUCTIVE=1, as mm's run_vmtests.sh runs its destructive
+ * tests only with -d.  Their fixtures skip first thing otherwise, every
+ * case with NOT_DESTRUCTIVE.
+ */
+bool aux_destructive(void);
+
 long sysctl_read(const char *path);
 int sysctl_write(const char *path, long v);
 long meminfo_kb(const char *field);

@@ -67,6 +67,8 @@ FIXTURE_SETUP(fault)
 
 	self->kmsg = -1;
 	self->injecting = false;
+	if (!aux_destructive())
+		SKIP(return, NOT_DESTRUCTIVE);
 	self->type = pmu_type(aux_pmu_names[CAPS_LARGE]);
 	if (self->type < 0)
 		SKIP(return, NO_TEST_PMU);

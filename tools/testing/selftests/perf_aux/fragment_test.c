@@ -375,6 +375,8 @@ FIXTURE_SETUP(fragment)
 		fr->sysctl[i] = -1;
 	fr->memfd = -1;
 	fr->kmsg = -1;
+	if (!aux_destructive())
+		SKIP(return, NOT_DESTRUCTIVE);
 	if (pmu_type(aux_pmu_names[CAPS_LARGE]) < 0)
 		SKIP(return, NO_TEST_PMU);
 	/* Page frame numbers and the vm sysctls: root only. */
