@@ -23,11 +23,13 @@
  *                        dumped (CONFIG_PTDUMP_DEBUGFS), the one refusal its
  *                        asm/vmalloc.h documents; else 0
  *
- * /sys/kernel/debug/test_aux_pmu/buffers has a line per live AUX buffer:
+ * /sys/kernel/debug/test_aux_pmu/buffers has a line per live AUX buffer,
+ * named fields separated by spaces, in any order (a reader takes the keys
+ * it knows and ignores the others):
  *
- *   event <id> pmu <name> pages <n> snapshot <0|1> base <addr>
- *   chunks <order>x<count>,... entries <n> pmd <pages> cont <pages> pte <pages>
- *   pmd_pages <n> cont_pages <n> map <granule><pages>,...
+ *   event=<id> pmu=<name> pages=<n> snapshot=<0|1> base=<addr>
+ *   chunks=<order>x<count>,... entries=<n> pmd=<pages> cont=<pages>
+ *   pte=<pages> pmd_pages=<n> cont_pages=<n> map=<granule><pages>,...
  *
  * (one line, split here) where the chunk orders are those rb_alloc_aux()
  * reported in page_private() and the granules come from a walk of the
@@ -719,13 +721,13 @@ static int aux_test_buffers_show(struct seq_file *m, void *v)
 	list_for_each_entry(buf, &aux_test_bufs, node) {
 		memset(&c, 0, sizeof(c));
 		aux_test_walk(buf, aux_test_count_entry, &c);
-		seq_printf(m, "event %llu pmu %s pages %d snapshot %d base %pK chunks ",
+		seq_printf(m, "event=%llu pmu=%s pages=%d snapshot=%d base=%pK chunks=",
 			   buf->event_id, buf->tp->name, buf->nr_pages,
 			   buf->snapshot, buf->base);
 		aux_test_show_chunks(m, buf);
-		seq_printf(m, " entries %lu pmd %lu cont %lu pte %lu", c.entries,
+		seq_printf(m, " entries=%lu pmd=%lu cont=%lu pte=%lu", c.entries,
 			   c.pages[AUX_PMD], c.pages[AUX_CONT], c.pages[AUX_PTE]);
-		seq_printf(m, " pmd_pages %lu cont_pages %lu map ",
+		seq_printf(m, " pmd_pages=%lu cont_pages=%lu map=",
 			   PMD_SIZE >> PAGE_SHIFT, aux_test_cont_pages());
 		map.sep = "";
 		aux_test_walk(buf, aux_test_map_entry, &map);

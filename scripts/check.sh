@@ -128,6 +128,8 @@ expected_results()
 reference_run()
 {
 	run_job reference "$1" "$2"
+	# The programs' times on the 2-CPU guest, against settings.
+	[ "$2" != default ] || [ "$1" != arm64-4k ] || within_timeout "$res"
 	if [ -f "$(expected_file "$1" "$2")" ]; then
 		expected_results "$res"
 		return
@@ -302,6 +304,56 @@ privilege_runs()
 		[ -z "$before" ] || [ "$before" != "$after" ] || rc=0
 		verdict $rc "$(basename "$res"): $s ${before:-?} before the forced setup failures, ${after:-?} after"
 	done
+	plain_run reference
+}
+
+# The kselftests that change the whole machine, and the one reason they
+# skip for without PERF_AUX_DESTRUCTIVE=1 (aux_common.h).
+DESTRUCTIVE_TESTS="fault_test fragment_test soak_test"
+DESTRUCTIVE_SKIP=$(sed -n 's/^#define NOT_DESTRUCTIVE "\(.*\)"$/\1/p' \
+	"$PERF_AUX_ROOT/tools/testing/selftests/perf_aux/aux_common.h")
+
+# within_timeout RESULTS: each kselftest program's time on the guest (the
+# init's "PERF_AUX: time" lines) within the timeout of the directory's
+# settings, which a farm's runner applies (this guest's busybox has no
+# /usr/bin/timeout for the runner to use).
+within_timeout()
+{
+	local log limit line n=0 most=0 name secs rc=0
+
+	log=$PERF_AUX_OUT/logs/$(basename "$1")-kselftest.log
+	limit=$(sed -n 's/^timeout=//p' \
+		"$PERF_AUX_ROOT/tools/testing/selftests/perf_aux/settings")
+	while read -r name secs; do
+		n=$((n + 1))
+		[ "$secs" -le "$most" ] || { most=$secs; line=$name; }
+		[ "$secs" -le "${limit:-45}" ] || { rc=1; echo "# $name: $secs s"; }
+	done < <(sed -n 's/^PERF_AUX: time \(perf_aux:[a-z_]*\) \([0-9]*\) s.*/\1 \2/p' "$log")
+	[ "$n" -gt 0 ] || rc=1
+	verdict $rc "$(basename "$1"): $n kselftest programs each within settings' timeout=${limit:-?} s (longest ${line:-none}, $most s)"
+}
+
+# A farm's plain run (scripts/initramfs/init with perf_aux.plain): without
+# PERF_AUX_DESTRUCTIVE=1, every case of the destructive programs skips with
+# the one reason, none passes, and no program fails.
+# plain_run KERNEL
+plain_run()
+{
+	local t ktap
+
+	run_job "$1" arm64-4k plain
+	for t in $DESTRUCTIVE_TESTS; do
+		expect "$res" "perf_aux.$t" --no-failure --min-skipped 1 \
+			--skip-reason "$DESTRUCTIVE_SKIP"
+		[ "$(case_count "$res" "perf_aux.$t" passed)" -eq 0 ]
+		verdict $? "$(basename "$res"): perf_aux.$t: no case ran"
+	done
+	for ktap in "$res"/perf_aux.*.ktap; do
+		t=$(basename "$ktap" .ktap)
+		case " $DESTRUCTIVE_TESTS " in *" ${t#perf_aux.} "*) continue ;; esac
+		expect "$res" "$t" --no-failure
+	done
+	within_timeout "$res"
 }
 
 # Targets other than arm64-4k come last: each is a kernel build of its own.
@@ -366,6 +418,7 @@ stock_runs()
 	run_job stock arm64-4k strict ${STOCK_STRICT_ARGS:-}
 	expect "$res" vmap_granule --failure
 	expect "$res" perf_aux.pagesize_test --failure
+	[ -n "${STOCK_DEFAULT_ARGS:-}" ] || plain_run stock
 }
 
 # KERNEL_SRC= a tree of the user's (here an unpacked Debian source): the

@@ -17,12 +17,14 @@ PERF_AUX_KERNELS="reference stock"
 # A variant is a configuration (its own build directory) or a boot
 # parameter on top of a target's default kernel.  nonroot runs the
 # kselftests as an unprivileged user; fail_setup makes the fixtures that
-# change a sysctl fail on purpose (scripts/initramfs/init).  Two
+# change a sysctl fail on purpose (scripts/initramfs/init); plain runs
+# them as a farm's plain run does, without PERF_AUX_DESTRUCTIVE=1 (every
+# other run sets it, so the destructive programs run there).  Two
 # configurations carry what would otherwise be builds of their own: hugetlb
 # has the page-table dump too, and sanitize builds lib/test_aux_pmu.c as a
 # module, which the kselftests load themselves.
 PERF_AUX_VARIANTS="default strict nohugevmalloc hugetlb sanitize nonroot
-	fail_setup smp soak"
+	fail_setup smp soak plain"
 # perf/aux "Allocate non-contiguous AUX pages by default" reached Debian 6.12
 # in 6.12.113; older sources lack PERF_PMU_CAP_AUX_PREFER_LARGE.
 PERF_AUX_MIN_DEBIAN=6.12.113
@@ -145,6 +147,7 @@ variant_args()
 	# this boot is the one that can show it kept.
 	nohugevmalloc) echo nohugevmalloc vmap_granule_kunit.strict=1 ;;
 	nonroot) echo perf_aux.user=65534 ;;
+	plain) echo perf_aux.plain ;;
 	fail_setup)
 		echo perf_aux.fail_setup \
 			perf_aux.tests=perf_aux:pagesize_test,perf_aux:map_test,perf_aux:fragment_test ;;

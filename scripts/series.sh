@@ -10,11 +10,20 @@
 # Usage: scripts/series.sh [--check]
 #
 # --check proves what a maintainer would try first, one "ok -"/"not ok -"
-# line each: every patch is checkpatch.pl --strict clean with the base's own
-# checkpatch; the series git-am's onto the base; applied to a copy of the
-# whole pristine tree, the kselftests build there; and that tree holds the
-# same files as the staged stock tree, so the stock run's KUnit results are
-# the series' own (the KUnit run reuses that build).
+# line each: the series has at least SERIES_MIN_PATCHES patches, none adding
+# more than SERIES_MAX_ADDED lines; every patch is checkpatch.pl --strict
+# clean with the base's own checkpatch; the series git-am's onto the base
+# and ends with the project's kselftest files, all of them; applied patch
+# by patch to a copy of the whole pristine tree, the kselftests build at
+# every patch that changes them (the prefix's own Makefile: a kernel build
+# per prefix would cost a cold build each); and that tree holds the same
+# files as the staged stock tree, so the stock run's KUnit results are the
+# series' own (the KUnit run reuses that build).
+#
+# A part's hook-up is "-" where it has none.  The kselftests come in parts
+# (the helpers, then a program or two each): the perf_aux Makefile of each
+# commit is the project's without the lines that name a program, source or
+# header not yet added, so each patch adds its own lines.
 #
 # PERF_AUX_AUTHOR: "Name <mail>" of the commits, else git's user.name and
 # user.email, else a placeholder.  Dates come from the project's HEAD, so
@@ -24,6 +33,9 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 SERIES_DIR=$PERF_AUX_ROOT/scripts/series
+KSFT=tools/testing/selftests/perf_aux
+SERIES_MIN_PATCHES=9
+SERIES_MAX_ADDED=1000
 CHECK=
 [ "${1:-}" != --check ] || CHECK=1
 
@@ -96,13 +108,29 @@ author()
 # in its section among the F: lines in byte order.
 maintainers_add()
 {
-	local repo=$1 path pattern section
+	local repo=$1 path pattern section line
 
 	shift
 	for path in "$@"; do
 		while IFS=$'\t' read -r pattern section; do
-			[ "$pattern" = "$path" ] || [ "$pattern" = "$path/" ] || continue
-			LC_ALL=C awk -v sec="$section" -v f="F:	$pattern" '
+			line=$pattern
+			# A directory added a part at a time (the kselftests):
+			# each file's own line, a .c and its .h as one, so that
+			# every patch says who maintains what it adds.
+			case "$pattern" in
+			*/)
+				if [ "${path#"$pattern"}" != "$path" ] &&
+				   [ "$pattern" != "$path/" ]; then
+					line=$path
+					[ ! -f "$PERF_AUX_ROOT/${path%.[ch]}.c" ] ||
+						[ ! -f "$PERF_AUX_ROOT/${path%.[ch]}.h" ] ||
+						line=${path%.[ch]}.[ch]
+				fi ;;
+			esac
+			[ "$pattern" = "$path" ] || [ "$pattern" = "$path/" ] ||
+				[ "$line" != "$pattern" ] || continue
+			! grep -qxF "F:	$line" "$repo/MAINTAINERS" || continue
+			LC_ALL=C awk -v sec="$section" -v f="F:	$line" '
 				$0 == sec { in_sec = 1 }
 				in_sec && !done && /^F:/ && $0 > f { print f; done = 1 }
 				in_sec && !done && /^$/ { print f; done = 1 }
@@ -122,6 +150,31 @@ series_base()
 		MAINTAINERS $(patched_files "$HOOKUP"/*.patch $(fix_patches))
 }
 
+# ksft_makefile REPO: the kselftests' Makefile of REPO as the files there
+# so far have it: the project's, less each line (not a comment) naming a
+# program (*_test), source or header that REPO does not hold yet.
+ksft_makefile()
+{
+	local dir=$1/$KSFT line tok keep
+
+	[ -d "$dir" ] || return 0
+	while IFS= read -r line; do
+		keep=1
+		case "$line" in
+		"#"*) ;;
+		*)
+			for tok in $(grep -oE '[A-Za-z0-9_]+(_test|\.[ch])\b' <<< "$line" || true); do
+				case "$tok" in *_test) tok=$tok.c ;; esac
+				[ -e "$dir/$tok" ] || keep=
+			done ;;
+		esac
+		[ -z "$keep" ] || printf '%s\n' "$line"
+	done < "$PERF_AUX_ROOT/$KSFT/Makefile" |
+		# no blank line left at the end
+		awk '/^$/ { blank++; next } { while (blank) { print ""; blank-- } print }' \
+		> "$dir/Makefile"
+}
+
 make_series()
 {
 	local repo=$WORK/repo msg hook paths patch who date n=0
@@ -136,10 +189,12 @@ make_series()
 	series_base "$repo"
 	while read -r msg hook paths; do
 		n=$((n + 1))
-		patch=$(part_patch "$hook") ||
-			die "series part $n: no patch $hook in $HOOKUP"
-		git_in "$repo" apply --index "$patch" ||
-			die "series part $n: hook-up $(basename "$patch") does not apply to $BASE"
+		if [ "$hook" != - ]; then
+			patch=$(part_patch "$hook") ||
+				die "series part $n: no patch $hook in $HOOKUP"
+			git_in "$repo" apply --index "$patch" ||
+				die "series part $n: hook-up $(basename "$patch") does not apply to $BASE"
+		fi
 		if [ -n "$paths" ]; then
 			# shellcheck disable=SC2086
 			for f in $(part_files $paths); do
@@ -148,6 +203,7 @@ make_series()
 			done
 			# shellcheck disable=SC2086
 			maintainers_add "$repo" $paths
+			ksft_makefile "$repo"
 		fi
 		git_in "$repo" add -A
 		{
@@ -211,6 +267,40 @@ check_checkpatch()
 	done
 }
 
+# The series' shape: enough patches, none too large to review.
+check_size()
+{
+	local patch added rc=0 most=0
+
+	[ "${#PATCHES[@]}" -ge "$SERIES_MIN_PATCHES" ] || rc=1
+	result $rc "${#PATCHES[@]} patches, at least $SERIES_MIN_PATCHES"
+	for patch in "${PATCHES[@]}"; do
+		added=$(patch_added "$patch")
+		[ "$added" -le "$SERIES_MAX_ADDED" ] && continue
+		# The kselftests are split to fit; a KUnit suite is one file
+		# and one patch, which this check reports but does not hold.
+		if grep -q "^diff --git a/$KSFT/" "$patch"; then
+			result 1 "$(basename "$patch"): $added added lines, more than $SERIES_MAX_ADDED"
+		else
+			echo "ok - series: $(basename "$patch"): $added added lines, more than $SERIES_MAX_ADDED # SKIP not a kselftest part: one suite, one file"
+		fi
+	done
+	for patch in $(grep -l "^diff --git a/$KSFT/" "${PATCHES[@]}"); do
+		added=$(patch_added "$patch")
+		[ "$added" -le "$most" ] || most=$added
+	done
+	rc=0
+	[ "$most" -le "$SERIES_MAX_ADDED" ] || rc=1
+	result $rc "no kselftest patch adds more than $SERIES_MAX_ADDED lines (at most $most)"
+}
+
+# The lines PATCH adds (its diff's "+" lines, not the "+++" headers).
+patch_added()
+{
+	awk '/^diff --git / { diff = 1 } diff && /^\+/ && !/^\+\+\+ / { n++ }
+		END { print n + 0 }' "$1"
+}
+
 # git am of the mails onto a fresh base repository: the series is what
 # a maintainer's tools take.
 check_am()
@@ -222,6 +312,65 @@ check_am()
 	n=$(git_in "$repo" rev-list --count base..HEAD 2>/dev/null || echo 0)
 	[ "$rc" -eq 0 ] || head -20 "$WORK/am.log" || true
 	result $rc "git am onto Linux $VERSION: $n commits"
+	[ "$rc" -eq 0 ] || return 0
+
+	# Its last commit holds the project's kselftest files, all of them,
+	# the Makefile written for each prefix included.
+	rc=0
+	for f in $(part_files "$KSFT"); do
+		cmp -s "$repo/$f" "$PERF_AUX_ROOT/$f" || { rc=1; echo "# not as in the project: $f"; }
+	done
+	for f in $(cd "$repo" && git ls-files "$KSFT"); do
+		[ -e "$PERF_AUX_ROOT/$f" ] || { rc=1; echo "# not in the project: $f"; }
+	done
+	result $rc "the last commit has the project's $(part_files "$KSFT" | wc -l) files of $KSFT"
+}
+
+# headers_install TREE BUILD: the uapi headers the kselftests build with.
+headers_install()
+{
+	make -s -C "$1" O="$2" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- \
+		headers_install > "$WORK/headers.log" 2>&1 && return 0
+	head -20 "$WORK/headers.log" || true
+	return 1
+}
+
+# check_prefixes TREE BUILD: the patches applied to TREE one by one, and
+# after each that changes the kselftests, those of that prefix built (with
+# that prefix's Makefile, into BUILD, afresh at the first: a program is
+# compiled in the prefix that adds it, so its warnings show there).
+check_prefixes()
+{
+	local tree=$1 build=$2 patch rc=0 n=0 built=0 progs
+
+	for patch in "${PATCHES[@]}"; do
+		n=$((n + 1))
+		(cd "$tree" && git apply "$patch") > "$WORK/apply.log" 2>&1 || rc=$?
+		if [ "$rc" -ne 0 ]; then
+			head -20 "$WORK/apply.log" || true
+			result 1 "$(basename "$patch") applies to the pristine Linux $VERSION tree after the $((n - 1)) before it"
+			return 0
+		fi
+		# A patch to a uapi header: installed again for what follows.
+		if grep -q '^diff --git a/\(arch/[^/]*/\)\?include/uapi/' "$patch" &&
+		   ! headers_install "$tree" "$build"; then
+			result 1 "$(basename "$patch"): make headers_install"
+			return 0
+		fi
+		grep -q "^diff --git a/$KSFT/" "$patch" || continue
+		built=$((built + 1))
+		make -s -j2 -C "$tree/tools/testing/selftests" O="$build" ARCH=arm64 \
+			CROSS_COMPILE=aarch64-linux-gnu- TARGETS=perf_aux \
+			> "$WORK/kselftest-$n.log" 2>&1 || rc=$?
+		grep -i 'warning:\|error:' "$WORK/kselftest-$n.log" | head -10 || true
+		! grep -qi 'warning:\|error:' "$WORK/kselftest-$n.log" || rc=1
+		progs=$(cd "$build/kselftest/perf_aux" 2>/dev/null && ls | grep '_test$' | xargs)
+		result $rc "$(basename "$patch"): with the $n patches so far, TARGETS=perf_aux builds, no warning: ${progs:-no program yet}"
+		rc=0
+	done
+	rc=0
+	[ "$built" -gt 1 ] || rc=1
+	result $rc "all $n patches apply to the whole pristine Linux $VERSION tree; the kselftests built at each of the $built that change them"
 }
 
 # unfixed_is TREE FILE STOCK: TREE's FILE with the series' fixes taken
@@ -244,10 +393,10 @@ unfixed_is()
 
 # The series applied to a copy of the whole pristine tree (hard links:
 # git apply replaces, never rewrites, the files it changes), and the
-# kselftests built there as in any kernel tree.  The headers installed by
-# an earlier check stay: the copy keeps the pristine files' mtimes, so make
-# installs again only a header the series changes.  The kselftests are
-# built afresh, so that every warning shows.
+# kselftests built there as in any kernel tree, at each prefix
+# (check_prefixes).  The headers installed by an earlier check stay: the
+# copy keeps the pristine files' mtimes, so make installs again only a
+# header the series changes.
 check_tree()
 {
 	local tree=$WORK/tree build=$WORK/build rc=0 f same=0 differ=0 fixed='' stock
@@ -255,22 +404,11 @@ check_tree()
 	rm -rf "$tree" "$build/kselftest"
 	cp -al "$SRC" "$tree"
 	rm -f "$tree/.perf_aux-debian"
-	(cd "$tree" && git apply "${PATCHES[@]}") > "$WORK/apply.log" 2>&1 || rc=$?
-	[ "$rc" -eq 0 ] || head -20 "$WORK/apply.log" || true
-	result $rc "applies to the whole pristine Linux $VERSION tree"
+	headers_install "$tree" "$build" || rc=$?
+	result $rc "make headers_install in the pristine Linux $VERSION tree"
 	[ "$rc" -eq 0 ] || return 0
 
-	rc=0
-	{
-		make -s -C "$tree" O="$build" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- \
-			headers_install &&
-		make -s -C "$tree/tools/testing/selftests" O="$build" ARCH=arm64 \
-			CROSS_COMPILE=aarch64-linux-gnu- TARGETS=perf_aux
-	} > "$WORK/kselftest.log" 2>&1 || rc=$?
-	grep -i 'warning:\|error:' "$WORK/kselftest.log" | head -10 || true
-	! grep -qi 'warning:\|error:' "$WORK/kselftest.log" || rc=1
-	result $rc "make -C tools/testing/selftests TARGETS=perf_aux builds, no warning: $(
-		cd "$build/kselftest/perf_aux" 2>/dev/null && ls | grep '_test$' | xargs)"
+	check_prefixes "$tree" "$build"
 
 	# The kernel files the series touches (not MAINTAINERS, not tools/:
 	# no part of a kernel build), against the staged stock tree.
@@ -304,6 +442,7 @@ make_series
 # The patches without the cover letter.
 mapfile -t PATCHES < <(ls "$OUT"/0*.patch | grep -v '/0000-cover-letter.patch$')
 if [ -n "$CHECK" ]; then
+	check_size
 	check_checkpatch
 	check_am
 	check_tree

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the perf_aux selftests: opening an AUX event, mapping
- * its buffers, the allocation rule of rb_alloc_aux() and the report of the
- * synthetic AUX PMUs (lib/test_aux_pmu.c).
+ * Helpers shared by the perf_aux selftests: the synthetic AUX PMUs
+ * (lib/test_aux_pmu.c), opening an AUX event, mapping its buffers, the
+ * allocation rule of rb_alloc_aux() and what the kernel reports about
+ * memory and warnings.
  */
 #ifndef PERF_AUX_COMMON_H
 #define PERF_AUX_COMMON_H
@@ -14,12 +15,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#define AUX_REPORT "/sys/kernel/debug/test_aux_pmu/buffers"
 #define PMU_DIR "/sys/bus/event_source/devices"
 #define ARM64_PTDUMP "/sys/kernel/debug/kernel_page_tables"
-#define FAIL_PAGE_ALLOC "/sys/kernel/debug/fail_page_alloc"
-#define FAILSLAB "/sys/kernel/debug/failslab"
-#define KMEMLEAK "/sys/kernel/debug/kmemleak"
 #define COMPACT_MEMORY "/proc/sys/vm/compact_memory"
 
 /* Constant skip reasons: they end up in result names. */
@@ -35,6 +32,7 @@
 #define NO_FAULT_INJECTION "no fail_page_alloc and failslab in debugfs"
 #define NO_KMEMLEAK "no kmemleak in debugfs"
 #define NO_FREE_BLOCK "no free block of the order the rule asks"
+#define NOT_DESTRUCTIVE "destructive, PERF_AUX_DESTRUCTIVE=1 runs it"
 
 /* The synthetic PMUs and the capability each stands for. */
 enum aux_caps { CAPS_NONE, CAPS_LARGE, CAPS_NOSG };
@@ -64,6 +62,16 @@ int get_order_ul(unsigned long bytes);
 int pmu_format_set(const char *pmu, const char *field, __u64 value,
 		   struct perf_event_attr *attr);
 bool aux_setup_failure_forced(void);
+
+/*
+ * Whether the programs that change the whole machine (fill memory, set vm
+ * sysctls, turn on global fault injection, soak) may run: only with
+ * PERF_AUX_DESTRUCTIVE=1, as mm's run_vmtests.sh runs its destructive
+ * tests only with -d.  Their fixtures skip first thing otherwise, every
+ * case with NOT_DESTRUCTIVE.
+ */
+bool aux_destructive(void);
+
 long sysctl_read(const char *path);
 int sysctl_write(const char *path, long v);
 long meminfo_kb(const char *field);
@@ -77,41 +85,6 @@ int buddy_room_order(unsigned long pages, int top);
 int buddy_room_order_compact(unsigned long pages, int top);
 int aux_model_orders(enum aux_caps caps, bool snapshot, unsigned long nr_pages,
 		     unsigned long watermark, int *orders, int max);
-
-/* One line of the synthetic PMUs' report, parsed in place. */
-struct aux_report {
-	unsigned long long event;
-	char pmu[32];
-	int pages;
-	int snapshot;
-	unsigned long base;
-	const char *chunks;	/* "9x2,0x3", into @line */
-	unsigned long entries, pmd, cont, pte;
-	/* Pages per block, and the granule map; 0 and "" from older modules. */
-	unsigned long pmd_pages, cont_pages;
-	const char *map;
-	char *line;		/* the whole line, as getline() read it */
-	size_t line_len;
-};
-
-int aux_report_read(unsigned long long id, struct aux_report *r);
-void aux_report_free(struct aux_report *r);
-int aux_report_orders(const char *chunks, int *orders, int max);
-unsigned long chunk_entries(const int *orders, int n, unsigned long pmd_pages,
-			    unsigned long cont_pages);
-int aux_chunks_check(const char *chunks, unsigned long pages, int ceiling,
-		     int below, int floor, int *orders, int max, int *fallbacks,
-		     char *why, size_t len);
-bool vmap_maps_large(void);
-bool aux_strict(void);
-bool huge_vmap_off(void);
-unsigned long vmap_pmd_pages(void);
-
-/* The kernel's fault injection (CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAILSLAB). */
-int fault_attr(const char *dir, const char *attr, long v);
-int fault_injection_setup(void);
-int fault_inject(const char *dir, long times, int probability);
-void fault_injection_restore(void);
 
 /* The synthetic PMUs' vmap() call site, as /proc/vmallocinfo names it. */
 #define AUX_VMAP_CALLER "aux_test_setup_aux"
@@ -132,6 +105,7 @@ struct aux_buffer {
 enum aux_size { TWO_PAGES, SIXTEEN_PAGES, PMD_BYTES, TWICE_PMD, SIZE_64M,
 		SIZE_1G };
 
+long aux_vmap_attr(const char *name);
 unsigned long pmd_bytes(void);
 unsigned long aux_pages(enum aux_size size);
 int aux_event_open(int type, unsigned long watermark);
@@ -152,7 +126,5 @@ int aux_records_read(struct aux_buffer *b,
 		     void *ctx);
 int kmsg_open_at_end(void);
 int kmsg_warnings(int fd);
-int kmemleak_suspects(const char *func, unsigned long *addrs, int max,
-		      char *first, size_t len);
 
 #endif /* PERF_AUX_COMMON_H */

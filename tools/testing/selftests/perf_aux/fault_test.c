@@ -22,6 +22,8 @@
 #include <sys/mman.h>
 
 #include "../kselftest_harness.h"
+#include "aux_fault.h"
+#include "aux_report.h"
 #include "aux_trace.h"
 
 /* Every page allocation of this task of @min_order or more fails. */
@@ -65,6 +67,8 @@ FIXTURE_SETUP(fault)
 
 	self->kmsg = -1;
 	self->injecting = false;
+	if (!aux_destructive())
+		SKIP(return, NOT_DESTRUCTIVE);
 	self->type = pmu_type(aux_pmu_names[CAPS_LARGE]);
 	if (self->type < 0)
 		SKIP(return, NO_TEST_PMU);

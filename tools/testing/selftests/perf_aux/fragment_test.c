@@ -36,6 +36,8 @@
 
 #include "../kselftest_harness.h"
 #include "aux_trace.h"
+#include "aux_report.h"
+#include "aux_vmap.h"
 
 /* Groups of 64 page frames: free blocks of at most 32 pages in them. */
 #define FRAG_ORDER 6
@@ -373,6 +375,8 @@ FIXTURE_SETUP(fragment)
 		fr->sysctl[i] = -1;
 	fr->memfd = -1;
 	fr->kmsg = -1;
+	if (!aux_destructive())
+		SKIP(return, NOT_DESTRUCTIVE);
 	if (pmu_type(aux_pmu_names[CAPS_LARGE]) < 0)
 		SKIP(return, NO_TEST_PMU);
 	/* Page frame numbers and the vm sysctls: root only. */

@@ -12,6 +12,7 @@
 
 #include "../kselftest_harness.h"
 #include "aux_common.h"
+#include "aux_report.h"
 
 FIXTURE(aux_map) {
 	int fd;

@@ -15,6 +15,8 @@
 
 #include "../kselftest_harness.h"
 #include "aux_common.h"
+#include "aux_report.h"
+#include "aux_vmap.h"
 
 #define NO_PTDUMP "no kernel page-table dump"
 #define KPTR_RESTRICT "/proc/sys/kernel/kptr_restrict"

@@ -11,8 +11,9 @@
  * afterwards nothing may be left mapped and the log hold no warning.
  *
  * PERF_AUX_SOAK_SECONDS sets the time: 10 s by default, the short soak of
- * every run; make soak DURATION=... runs this alone, longer, under the
- * sanitize variant and counts the kernel's reports in the console.
+ * every run, at most an hour; make soak DURATION=... runs this alone,
+ * longer, under the sanitize variant and counts the kernel's reports in
+ * the console.  It runs only with PERF_AUX_DESTRUCTIVE=1.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -20,8 +21,11 @@
 
 #include "../kselftest_harness.h"
 #include "aux_trace.h"
+#include "aux_fault.h"
 
 #define SOAK_SECONDS 10
+/* The longest soak one run takes, within its harness timeout. */
+#define SOAK_MAX_SECONDS 3600
 /* Injected failures the counters start from (times counts down). */
 #define SOAK_TIMES 100000000L
 
@@ -103,6 +107,8 @@ FIXTURE_SETUP(soak)
 
 	self->kmsg = -1;
 	self->inject = false;
+	if (!aux_destructive())
+		SKIP(return, NOT_DESTRUCTIVE);
 	why = generators_unavailable(&self->vmaps);
 	if (why)
 		SKIP(return, "%s", why);
@@ -131,7 +137,7 @@ FIXTURE_TEARDOWN(soak)
 		close(self->kmsg);
 }
 
-TEST_F_TIMEOUT(soak, trace_churn_and_faults, 7 * 24 * 3600)
+TEST_F_TIMEOUT(soak, trace_churn_and_faults, SOAK_MAX_SECONDS + 600)
 {
 	static struct soak_tracer tr[CPU_SETSIZE];
 	double until = now_s() + soak_seconds();
@@ -142,6 +148,11 @@ TEST_F_TIMEOUT(soak, trace_churn_and_faults, 7 * 24 * 3600)
 	long pages_failed, slabs_failed;
 	cpu_set_t set;
 
+	ASSERT_GE(SOAK_MAX_SECONDS, (int)soak_seconds())
+	{
+		TH_LOG("PERF_AUX_SOAK_SECONDS above %d s, the harness timeout's bound",
+		       SOAK_MAX_SECONDS);
+	}
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
 	for (i = 0; i < CPU_SETSIZE; i++)
 		if (CPU_ISSET(i, &set))

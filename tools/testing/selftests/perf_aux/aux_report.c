@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The synthetic AUX PMUs' report (lib/test_aux_pmu.c), read by name: each
+ * line is fields "key=value" separated by spaces, in any order; keys this
+ * reader does not know are skipped, so the module may report more.  Also
+ * what the allocation and mapping rules allow for the chunks it reports.
+ * It needs no perf event: the host tests (scripts/tests/test_aux_report.py)
+ * build it alone.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aux_report.h"
+
+enum report_key {
+	KEY_EVENT, KEY_PMU, KEY_PAGES, KEY_SNAPSHOT, KEY_BASE, KEY_CHUNKS,
+	KEY_ENTRIES, KEY_PMD, KEY_CONT, KEY_PTE, KEY_PMD_PAGES, KEY_CONT_PAGES,
+	KEY_MAP, NR_REPORT_KEYS
+};
+
+/* The fields a line must have, each once. */
+static const char * const report_keys[NR_REPORT_KEYS] = {
+	[KEY_EVENT] = "event",		[KEY_PMU] = "pmu",
+	[KEY_PAGES] = "pages",		[KEY_SNAPSHOT] = "snapshot",
+	[KEY_BASE] = "base",		[KEY_CHUNKS] = "chunks",
+	[KEY_ENTRIES] = "entries",	[KEY_PMD] = "pmd",
+	[KEY_CONT] = "cont",		[KEY_PTE] = "pte",
+	[KEY_PMD_PAGES] = "pmd_pages",	[KEY_CONT_PAGES] = "cont_pages",
+	[KEY_MAP] = "map",
+};
+
+/* A decimal value @s into *@v; false if it is not one, or exceeds @max. */
+static bool report_number(const char *s, unsigned long max, unsigned long *v)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return !*end && !errno && *v <= max;
+}
+
+/*
+ * One report line, whole, parsed in place (the line stays in r->line, the
+ * strings point into it): 0, or -EBADMSG for a line not in the module's
+ * format (a field that is not key=value, a needed key missing, empty or
+ * twice, a number that is not one), which no field is taken from.
+ */
+int aux_report_parse(struct aux_report *r)
+{
+	const char *v[NR_REPORT_KEYS] = {};
+	unsigned long n[NR_REPORT_KEYS] = {};
+	char *tok, *save, *eq, *end;
+	int k;
+
+	r->line[strcspn(r->line, "\n")] = '\0';
+	for (tok = strtok_r(r->line, " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save)) {
+		eq = strchr(tok, '=');
+		if (!eq || eq == tok)
+			return -EBADMSG;
+		*eq = '\0';
+		for (k = 0; k < NR_REPORT_KEYS; k++) {
+			if (strcmp(tok, report_keys[k]))
+				continue;
+			if (v[k] || !eq[1])
+				return -EBADMSG;
+			v[k] = eq + 1;
+		}
+	}
+	for (k = 0; k < NR_REPORT_KEYS; k++) {
+		if (!v[k])
+			return -EBADMSG;
+		switch (k) {
+		case KEY_PMU:
+		case KEY_BASE:
+		case KEY_CHUNKS:
+		case KEY_MAP:
+			break;
+		case KEY_PAGES:
+		case KEY_SNAPSHOT:
+			if (!report_number(v[k], INT_MAX, &n[k]))
+				return -EBADMSG;
+			break;
+		default:
+			if (!report_number(v[k], ~0UL, &n[k]))
+				return -EBADMSG;
+		}
+	}
+	if (strlen(v[KEY_PMU]) >= sizeof(r->pmu) || n[KEY_SNAPSHOT] > 1)
+		return -EBADMSG;
+	/*
+	 * The base is %pK: the address with kptr_restrict=1, else a hash, or
+	 * "(____ptrval____)" before the hash key is ready.
+	 */
+	r->base = strtoul(v[KEY_BASE], &end, 16);
+	if (*end)
+		r->base = 0;
+	r->event = n[KEY_EVENT];
+	snprintf(r->pmu, sizeof(r->pmu), "%s", v[KEY_PMU]);
+	r->pages = n[KEY_PAGES];
+	r->snapshot = n[KEY_SNAPSHOT];
+	r->chunks = v[KEY_CHUNKS];
+	r->entries = n[KEY_ENTRIES];
+	r->pmd = n[KEY_PMD];
+	r->cont = n[KEY_CONT];
+	r->pte = n[KEY_PTE];
+	r->pmd_pages = n[KEY_PMD_PAGES];
+	r->cont_pages = n[KEY_CONT_PAGES];
+	r->map = v[KEY_MAP];
+	return 0;
+}
+
+/*
+ * Finds the report line of event @id; 0 on success, -errno otherwise
+ * (-EBADMSG: a line of the report is not in its format).  @r starts
+ * zeroed or from an earlier read, whose line buffer it reuses.
+ */
+int aux_report_read(unsigned long long id, struct aux_report *r)
+{
+	FILE *f = fopen(AUX_REPORT, "r");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (getline(&r->line, &r->line_len, f) > 0) {
+		ret = aux_report_parse(r);
+		if (ret)
+			break;
+		ret = -ENOENT;
+		if (r->event == id) {
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+void aux_report_free(struct aux_report *r)
+{
+	free(r->line);
+	memset(r, 0, sizeof(*r));
+}
+
+/*
+ * Expands "9x2,0x3" into orders[] = { 9, 9, 0, 0, 0 }; returns the count,
+ * -E2BIG when there are more than @max chunks (none is cut off) or
+ * -EBADMSG when @chunks is not such a list.
+ */
+int aux_report_orders(const char *chunks, int *orders, int max)
+{
+	int order, count, n = 0, used;
+
+	for (;;) {
+		if (sscanf(chunks, "%dx%d%n", &order, &count, &used) != 2 ||
+		    order < 0 || count < 1)
+			return -EBADMSG;
+		if (count > max - n)
+			return -E2BIG;
+		while (count--)
+			orders[n++] = order;
+		chunks += used;
+		if (!*chunks)
+			return n;
+		if (*chunks++ != ',')
+			return -EBADMSG;
+	}
+}
+
+/*
+ * The most translation entries the rules allow for AUX chunks of @orders,
+ * in their order.  Each chunk is naturally aligned in physical memory, so
+ * it can take a granule wherever its offset in an area aligned to the
+ * largest granule is aligned to that granule too: after a fallback, later
+ * chunks may be left with cont-PTE blocks, never fewer.  Chunks that
+ * happen to be contiguous with each other may do better.  @pmd_pages 0:
+ * no PMD blocks; @cont_pages 0: no PTE-level blocks.
+ */
+unsigned long chunk_entries(const int *orders, int n, unsigned long pmd_pages,
+			    unsigned long cont_pages)
+{
+	unsigned long off = 0, entries = 0, pages, g;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		pages = 1UL << orders[i];
+		g = 1;
+		if (pmd_pages && pages >= pmd_pages && !(off % pmd_pages))
+			g = pmd_pages;
+		else if (cont_pages > 1 && pages >= cont_pages &&
+			 !(off % cont_pages))
+			g = cont_pages;
+		entries += pages / g;
+		off += pages;
+	}
+	return entries;
+}
+
+/* ilog2() of @v, which is not 0. */
+static int report_ilog2(unsigned long v)
+{
+	return 63 - __builtin_clzl(v);
+}
+
+/*
+ * Chunk orders @chunks (a report's "9x2,0x3") of a buffer of @pages pages
+ * against rb_alloc_aux()'s rule.  Chunk i's bound is the least of @ceiling,
+ * ilog2(pages left) and @below - 1 (orders from @below known to fail): it
+ * is at most that, and, falling back one order at a time, at least the
+ * bound or @floor (an order known to be free for the whole buffer; 0:
+ * none known), whichever is less.  The chunks cover the buffer.  Returns
+ * the number of chunks, with those below their bound in *@fallbacks, or -1
+ * and the first violation in @why.
+ */
+int aux_chunks_check(const char *chunks, unsigned long pages, int ceiling,
+		     int below, int floor, int *orders, int max, int *fallbacks,
+		     char *why, size_t len)
+{
+	int n = aux_report_orders(chunks, orders, max), i, bound;
+	unsigned long left = pages;
+
+	*fallbacks = 0;
+	for (i = 0; i < n && left; i++) {
+		bound = report_ilog2(left);
+		if (bound > ceiling)
+			bound = ceiling;
+		if (bound >= below)
+			bound = below - 1;
+		if (orders[i] > bound ||
+		    orders[i] < (floor < bound ? floor : bound)) {
+			snprintf(why, len,
+				 "chunk %d of %s: order %d, the rule allows %d down to %d",
+				 i, chunks, orders[i], bound,
+				 floor < bound ? floor : bound);
+			return -1;
+		}
+		*fallbacks += orders[i] < bound;
+		left -= 1UL << orders[i];
+	}
+	if (left || i < n) {
+		snprintf(why, len, "chunks %s are not the buffer's %lu pages",
+			 chunks, pages);
+		return -1;
+	}
+	return n;
+}
