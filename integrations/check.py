@@ -688,7 +688,22 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--mirrors', default=os.environ.get(
         'PERF_AUX_MIRRORS', DEFAULT_MIRRORS))
+    # scripts/testdefs.sh runs test-definitions at its pin: the files of
+    # KEY's pinned commit under PATH... into DIR (exit 3: no mirror).
+    ap.add_argument('--export', nargs='+', metavar=('KEY DIR', 'PATH'))
     args = ap.parse_args()
+    if args.export:
+        if len(args.export) < 3 or args.export[0] not in PINS:
+            ap.error('--export KEY DIR PATH...: KEY one of ' + ', '.join(PINS))
+        gitdir = mirror_of(args.mirrors, args.export[0])
+        if gitdir is None:
+            print(f'no mirror of {PINS[args.export[0]][0]} at '
+                  f'{PINS[args.export[0]][1][:12]}')
+            return 3
+        os.makedirs(args.export[1], exist_ok=True)
+        export(gitdir, PINS[args.export[0]][1], args.export[2:],
+               args.export[1])
+        return 0
     chk = Checks()
     for patch in PATCHES:
         try:

@@ -241,6 +241,45 @@ sanitize_run()
 	module_compare "$PERF_AUX_OUT/results/$run"
 }
 
+# The kselftests as KernelCI and LKFT run them: test-definitions'
+# kselftest.sh (at integrations/'s pin) on a Debian arm64 root filesystem
+# from Debian's archive, on the reference kernel; what its parser reports
+# equals the direct run case by case.
+testdefs_run()
+{
+	local dir="$PERF_AUX_CACHE/testdefs" run res log out line rc=0
+
+	run=$(result_name reference "$BASE" arm64-4k default)
+	res="$PERF_AUX_OUT/results/$run"
+	log="$PERF_AUX_OUT/logs/testdefs-$run.log"
+	rm -rf "$dir"
+	out=$(python3 "$PERF_AUX_ROOT/integrations/check.py" --export \
+		test-definitions "$dir" automated/linux/kselftest automated/lib) || rc=$?
+	if [ "$rc" -eq 3 ]; then
+		skipped=$((skipped + 1))
+		echo "ok - test-definitions kselftest.sh on Debian # SKIP $out"
+		return
+	fi
+	[ "$rc" -eq 0 ] || { verdict 1 "test-definitions exported: $out"; return; }
+	"$PERF_AUX_ROOT/scripts/deps.sh" testdefs || {
+		verdict 1 "scripts/deps.sh testdefs"
+		return
+	}
+	# The direct run it is compared with (make check-full's reference
+	# stage made it; a named stage alone makes it here).
+	[ -d "$res" ] || run_job reference arm64-4k default
+	KSELFTEST_ROOTFS=$PERF_AUX_CACHE/rootfs/trixie-arm64 TESTDEFS_DIR=$dir \
+		"$PERF_AUX_ROOT/scripts/kselftest.sh" reference arm64-4k default "$log" ||
+		true
+	# A comparison that crashed printed no check line: that fails too.
+	out=$($RESULTS testdefs "$log" "$res" "$PERF_AUX_OUT/logs/$run-kselftest.log" 2>&1)
+	rc=$?
+	echo "$out" | grep -v '^\(not \)\?ok - '
+	line=$(echo "$out" | grep -m1 '^\(not \)\?ok - ') ||
+		line="not ok - test-definitions results compared: exit $rc"
+	verdict "$rc" "${line#*ok - }"
+}
+
 # SERIES= as a series author uses it: the base's reference patches given as
 # one mbox are git am'd onto the base, and that kernel gives the reference
 # kernel's results case by case.
@@ -773,7 +812,7 @@ beside_end()
 QUICK_STAGES="host reference stock mutants series lava_schema"
 FULL_STAGES="host reference stock sanitize peers aux_mutants vmap_mutants
 	module_mutants perf_core_mutants targets series series_mbox privilege
-	custom lava lava_lab integrations"
+	custom lava lava_lab integrations testdefs"
 # Stages of the full tier that run on the default base only: the other
 # page sizes, and the perf core's mutants (code no base's own patches
 # change), prove the same on every base.  Named with BASE, they run there.
@@ -781,7 +820,7 @@ DEFAULT_BASE_STAGES="targets perf_core_mutants"
 # Stages of the full tier that run once, not once per base.
 ONCE_STAGES="host series series_mbox privilege custom lava lava_lab lava_schema"
 # (one line each: main() matches " $ONCE_STAGES " word by word on spaces)
-ONCE_STAGES="$ONCE_STAGES integrations"
+ONCE_STAGES="$ONCE_STAGES integrations testdefs"
 
 stage_times=()
 
@@ -859,6 +898,7 @@ run_stage()
 	# integrations/ against the fetched upstream repositories (a missing
 	# mirror is a skipped check); Debian's python for lava_common, which
 	# scripts/deps.sh lava installs with PyYAML and Jinja2.
+	testdefs) timed "$BASE kselftests through test-definitions on Debian" testdefs_run ;;
 	integrations)
 		"$PERF_AUX_ROOT/scripts/deps.sh" lava > /dev/null ||
 			verdict 1 "scripts/deps.sh lava"

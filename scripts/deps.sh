@@ -5,7 +5,11 @@
 # fetches the target's static busybox (for the kselftest initramfs) into the
 # cache.  Only what is missing is installed, so a second run costs a second.
 #
-# Usage: scripts/deps.sh TARGET|lava|base-BASE...
+# Usage: scripts/deps.sh TARGET|lava|base-BASE|testdefs...
+#
+# "testdefs" unpacks a Debian (trixie) arm64 root filesystem for
+# test-definitions' kselftest runner into $PERF_AUX_CACHE/rootfs (an arm64
+# sources list, state and cache of its own; nothing installed).
 #
 # "base-BASE" unpacks Debian's linux-source-BASE into $PERF_AUX_CACHE/src/BASE
 # (mainline bases from sid or experimental, through a sources list of its
@@ -196,6 +200,68 @@ fetch_base()
 	echo "$version" > "$dst/.perf_aux-debian"
 }
 
+# apt_arm64 DIR ARGS...: apt-get with DIR's own sources list, lists, dpkg
+# status (empty: nothing is installed) and archives, arm64 packages only;
+# nothing of the machine's apt configuration or dpkg state is read or
+# changed.
+apt_arm64()
+{
+	local dir=$1
+
+	shift
+	apt-get -q -o Dir::Etc::sourcelist="$dir/sources.list" \
+		-o Dir::Etc::sourceparts="$dir/empty" \
+		-o Dir::Etc::preferences=/dev/null \
+		-o Dir::Etc::preferencesparts="$dir/empty" \
+		-o Dir::State::Lists="$dir/lists" \
+		-o Dir::State::status="$dir/status" \
+		-o Dir::Cache="$dir/cache" -o Dir::Cache::archives="$dir/archives" \
+		-o APT::Architecture=arm64 -o APT::Architectures::=arm64 \
+		-o APT::Sandbox::User=root "$@"
+}
+
+# The packages of the Debian root filesystem that test-definitions'
+# kselftest.sh runs on: the ones it installs itself (its install(): sed
+# perl wget xz-utils iproute2 python3-tap, the last for its parser), and
+# the shell, core utilities and tools a Debian root has.
+TESTDEFS_PACKAGES="base-files dash coreutils grep findutils mawk mount
+	util-linux kmod procps sed perl wget xz-utils iproute2 python3-tap"
+
+# fetch_testdefs_rootfs: trixie's arm64 packages (the release of KernelCI's
+# trixie-kselftest root filesystem) with everything they depend on,
+# unpacked into $PERF_AUX_CACHE/rootfs/trixie-arm64 (dpkg-deb -x: no
+# maintainer script runs, and none is needed to run kselftest.sh), the
+# packages and versions in its .perf_aux-packages.
+fetch_testdefs_rootfs()
+{
+	local dir="$PERF_AUX_CACHE/rootfs/trixie-arm64" apt="$PERF_AUX_CACHE/apt/trixie-arm64"
+	local archive deb
+
+	[ -f "$dir/.perf_aux-packages" ] && return
+	archive=$(debian_archive)
+	[ -n "$archive" ] || die "no Debian archive in the machine's apt sources"
+	mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$apt/cache" "$apt/empty"
+	: > "$apt/status"
+	echo "deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
+		"$archive trixie main" > "$apt/sources.list"
+	apt_arm64 "$apt" update -qq || die "apt-get update of trixie arm64 failed"
+	rm -f "$apt"/archives/*.deb
+	# shellcheck disable=SC2086
+	apt_arm64 "$apt" install -y -qq -d --no-install-recommends \
+		$TESTDEFS_PACKAGES > /dev/null ||
+		die "the trixie arm64 packages could not be downloaded"
+	rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+	for deb in "$apt"/archives/*.deb; do
+		dpkg-deb -x "$deb" "$dir.tmp"
+		dpkg-deb -W --showformat='${Package} ${Version}\n' "$deb"
+	done > "$apt/packages.txt"
+	rm -rf "$dir.tmp/usr/share/doc" "$dir.tmp/usr/share/man" \
+		"$dir.tmp/usr/share/locale" "$dir.tmp/usr/share/info"
+	mv "$apt/packages.txt" "$dir.tmp/.perf_aux-packages"
+	rm -rf "$dir" && mv "$dir.tmp" "$dir"
+	echo "trixie arm64 root filesystem: $(wc -l < "$dir/.perf_aux-packages") packages"
+}
+
 # The cross compiler's plugin headers (and g++ to build plugins with): the
 # sanitize build erases kernel stacks with GCC's stackleak plugin.  The
 # other configurations turn plugins off (scripts/config/boot.config).
@@ -214,7 +280,7 @@ main()
 	for target in "$@"; do
 		case "$target" in
 		lava) pkgs="$pkgs $LAVA"; continue ;;
-		base-*) continue ;;
+		base-* | testdefs) continue ;;
 		esac
 		check_target "$target"
 		case "$target" in
@@ -229,6 +295,7 @@ main()
 		arm64-*) install_gcc_plugin_headers; fetch_arm64_busybox ;;
 		lava) fetch_lava_files ;;
 		base-*) fetch_base "${target#base-}" ;;
+		testdefs) fetch_testdefs_rootfs ;;
 		esac
 	done
 }

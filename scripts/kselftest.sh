@@ -9,6 +9,10 @@
 # Usage: scripts/kselftest.sh NAME TARGET VARIANT LOG [KERNEL_ARG...]
 # KSELFTEST_TARGETS: the selftest collections to install (perf_aux; the
 # mutant runs add the peer perf_events).
+# KSELFTEST_ROOTFS=DIR: boot the Debian root filesystem DIR instead (scripts/
+# deps.sh testdefs), the kselftests where KernelCI's root filesystems have
+# them, test-definitions' files from TESTDEFS_DIR, and scripts/initramfs/
+# testdefs-init as /init: the way KernelCI and LKFT run them.
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -69,6 +73,22 @@ modules_list()
 	done
 }
 
+# rootfs_initramfs ROOTFS KSELFTESTS OUT: the Debian root filesystem with
+# the kselftests and test-definitions in it, as a gzipped cpio in OUT.
+rootfs_initramfs()
+{
+	local root=$1 ksft=$2 out=$3 work
+
+	work=$(mktemp -d)
+	cp -a "$root/." "$work/"
+	mkdir -p "$work/opt/kselftests"
+	cp -a "$ksft" "$work/opt/kselftests/mainline"
+	cp -a "$TESTDEFS_DIR" "$work/opt/test-definitions"
+	install -m 0755 "$PERF_AUX_ROOT/scripts/initramfs/testdefs-init" "$work/init"
+	(cd "$work" && find . -mindepth 1 | cpio -o -H newc --quiet) | gzip -1 > "$out"
+	rm -rf "$work"
+}
+
 boot()
 {
 	local target=$1 build=$2 initrd=$3 log=$4 cpus=$5 cmdline
@@ -109,6 +129,15 @@ main()
 
 	stage "build kselftests $name-$target" \
 		build_selftests "$tree" "$build" "$arch" "$cross"
+	if [ -n "${KSELFTEST_ROOTFS:-}" ]; then
+		rootfs_initramfs "$KSELFTEST_ROOTFS" "$build/kselftest_install" \
+			"$build/initramfs-rootfs.cpio.gz"
+		stage "boot test-definitions $(result_name "$name" "$(run_base)" "$target" "$variant")" \
+			boot "$target" "$build" "$build/initramfs-rootfs.cpio.gz" "$log" \
+			"$(variant_cpus "$variant")" "$@"
+		grep '^PERF_AUX: ' "$log" || die "the test-definitions boot printed nothing of ours"
+		return
+	fi
 	cpio_list "$busybox" "$build/kselftest_install" > "$build/initramfs.list"
 	# A kernel with modules: they go to /lib/modules, for modprobe.
 	if grep -q '^CONFIG_MODULES=y' "$build/.config"; then

@@ -54,6 +54,11 @@
                     (--no-failure | --failure | --failure-allowed)
                                     one verdict line on a suite's outcome;
                                     exit 0 when it is as expected
+  results.py testdefs LOG RESULTS_DIR KSELFTEST_LOG
+                                    one check line: the results
+                                    test-definitions' kselftest.sh printed
+                                    in LOG (scripts/initramfs/testdefs-init)
+                                    equal the direct run's, case by case
   results.py measurements LOG --tier TIER --out FILE [--stages TEXT]
                                     what a check's LOG measured (stage
                                     table, kernel builds and ccache, boots,

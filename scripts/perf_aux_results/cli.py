@@ -11,7 +11,7 @@ import os
 from typing import Callable, Dict, List, Optional
 
 from . import (evidence, expected, ktap, matrix, measurements, report, runs,
-               verdicts)
+               testdefs, verdicts)
 
 
 def _split(split: Callable[..., Dict[str, str]]
@@ -112,6 +112,15 @@ def cmd_measurements(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_testdefs(args: argparse.Namespace) -> int:
+    ok, lines = testdefs.check(args.log, args.results_dir, args.kselftest_log)
+    print(('ok - ' if ok else 'not ok - ') + lines[0])
+    print('\n'.join(lines[1:41]))
+    if len(lines) > 41:
+        print(f'# ... and {len(lines) - 41} more')
+    return 0 if ok else 1
+
+
 def results_main(argv: Optional[List[str]] = None) -> int:
     """scripts/results.py."""
     parser = argparse.ArgumentParser(
@@ -156,6 +165,10 @@ def results_main(argv: Optional[List[str]] = None) -> int:
     p.add_argument('--tier', required=True)
     p.add_argument('--out', required=True)
     p.add_argument('--stages', default='')
+    p = sub.add_parser('testdefs')
+    p.add_argument('log')
+    p.add_argument('results_dir')
+    p.add_argument('kselftest_log')
     p = sub.add_parser('expect')
     p.add_argument('dir')
     p.add_argument('suite')
@@ -180,7 +193,7 @@ def results_main(argv: Optional[List[str]] = None) -> int:
         'summary': cmd_summary, 'expect': cmd_expect, 'bench': cmd_bench,
         'report': cmd_report, 'matrix': cmd_matrix, 'flakes': cmd_flakes,
         'evidence': cmd_evidence, 'expected': cmd_expected,
-        'measurements': cmd_measurements,
+        'measurements': cmd_measurements, 'testdefs': cmd_testdefs,
     }
     return handlers[args.command](args)
 
