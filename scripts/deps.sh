@@ -70,22 +70,22 @@ install_packages()
 }
 
 # The arm64 busybox is unpacked into the cache, never installed: it would
-# replace the host's own /bin/busybox.
+# replace the host's own /bin/busybox.  It comes from the host's own
+# release through a private arm64 apt (apt_arm64_suite): the machine's dpkg
+# architectures stay as they are.
 fetch_arm64_busybox()
 {
-	local dir="$PERF_AUX_CACHE/busybox/arm64" tmp
+	local dir="$PERF_AUX_CACHE/busybox/arm64" apt tmp codename
 
 	[ -x "$dir/busybox" ] && return
-	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-		dpkg --add-architecture arm64
-		apt_updated=
-	fi
-	apt_update
+	codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+	apt=$(apt_arm64_suite "$codename")
+	rm -f "$apt"/archives/*.deb
+	apt_arm64 "$apt" install -y -qq -d --no-install-recommends busybox-static 		> /dev/null || die "busybox-static:arm64 could not be downloaded"
 	tmp=$(mktemp -d)
-	(cd "$tmp" && apt-get download -qq busybox-static:arm64)
-	dpkg-deb -x "$tmp"/busybox-static_*_arm64.deb "$tmp/root"
+	dpkg-deb -x "$apt"/archives/busybox-static_*_arm64.deb "$tmp"
 	mkdir -p "$dir"
-	cp "$tmp/root/bin/busybox" "$dir/busybox"
+	cp "$tmp/bin/busybox" "$dir/busybox"
 	rm -rf "$tmp"
 }
 
@@ -220,6 +220,25 @@ apt_arm64()
 		-o APT::Sandbox::User=root "$@"
 }
 
+# apt_arm64_suite SUITE: the private arm64 apt directory of Debian SUITE,
+# its lists updated once per run; prints its path.
+apt_arm64_suite()
+{
+	local apt="$PERF_AUX_CACHE/apt/$1-arm64" archive
+
+	mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$apt/cache" "$apt/empty"
+	[ -f "$apt/status" ] || : > "$apt/status"
+	if [ ! -f "$apt/.updated.$$" ]; then
+		archive=$(debian_archive)
+		[ -n "$archive" ] || die "no Debian archive in the machine's apt sources"
+		echo "deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
+			"$archive $1 main" > "$apt/sources.list"
+		apt_arm64 "$apt" update -qq >&2 || die "apt-get update of $1 arm64 failed"
+		rm -f "$apt"/.updated.* && : > "$apt/.updated.$$"
+	fi
+	echo "$apt"
+}
+
 # The packages of the Debian root filesystem that test-definitions'
 # kselftest.sh runs on: the ones it installs itself (its install(): sed
 # perl wget xz-utils iproute2 python3-tap, the last for its parser), and
@@ -234,17 +253,10 @@ TESTDEFS_PACKAGES="base-files dash coreutils grep findutils mawk mount
 # packages and versions in its .perf_aux-packages.
 fetch_testdefs_rootfs()
 {
-	local dir="$PERF_AUX_CACHE/rootfs/trixie-arm64" apt="$PERF_AUX_CACHE/apt/trixie-arm64"
-	local archive deb
+	local dir="$PERF_AUX_CACHE/rootfs/trixie-arm64" apt deb
 
 	[ -f "$dir/.perf_aux-packages" ] && return
-	archive=$(debian_archive)
-	[ -n "$archive" ] || die "no Debian archive in the machine's apt sources"
-	mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$apt/cache" "$apt/empty"
-	: > "$apt/status"
-	echo "deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
-		"$archive trixie main" > "$apt/sources.list"
-	apt_arm64 "$apt" update -qq || die "apt-get update of trixie arm64 failed"
+	apt=$(apt_arm64_suite trixie)
 	rm -f "$apt"/archives/*.deb
 	# shellcheck disable=SC2086
 	apt_arm64 "$apt" install -y -qq -d --no-install-recommends \
