@@ -5,7 +5,7 @@
 # fetches the target's static busybox (for the kselftest initramfs) into the
 # cache.  Only what is missing is installed, so a second run costs a second.
 #
-# Usage: scripts/deps.sh TARGET|lava|base-BASE|testdefs...
+# Usage: scripts/deps.sh TARGET|lava|lab|base-BASE|testdefs...
 #
 # "testdefs" unpacks a Debian (trixie) arm64 root filesystem for
 # test-definitions' kselftest runner into $PERF_AUX_CACHE/rootfs (an arm64
@@ -19,7 +19,9 @@
 # and schemas, busybox for the converter's host tests, and, unpacked in the
 # cache, the device-type templates of lava-server (not installed: it would
 # bring a Django server) and a Debian kernel for libguestfs (a container has
-# none in /boot).
+# none in /boot).  "lab" is that and the local lab's server side
+# (scripts/perf_aux_lava/lab.py): lava-server 2023.01 without its
+# recommended apache2 (gunicorn serves the API), lavacli, PostgreSQL.
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -36,6 +38,7 @@ X86="qemu-system-x86 busybox-static libc6-dev"
 # telnet (the stand-in devices' consoles), hence tftpd-hpa and telnet.
 LAVA="lava-dispatcher lava-common python3-voluptuous python3-jinja2
 	python3-yaml git qemu-system-arm busybox-static cpio tftpd-hpa telnet"
+LAB="lava-server lavacli postgresql"
 LAVA_CACHE=$PERF_AUX_CACHE/lava
 
 missing()
@@ -292,6 +295,7 @@ main()
 	for target in "$@"; do
 		case "$target" in
 		lava) pkgs="$pkgs $LAVA"; continue ;;
+		lab) pkgs="$pkgs $LAVA $LAB"; continue ;;
 		base-* | testdefs) continue ;;
 		esac
 		check_target "$target"
@@ -305,7 +309,7 @@ main()
 	for target in "$@"; do
 		case "$target" in
 		arm64-*) install_gcc_plugin_headers; fetch_arm64_busybox ;;
-		lava) fetch_lava_files ;;
+		lava | lab) fetch_lava_files ;;
 		base-*) fetch_base "${target#base-}" ;;
 		testdefs) fetch_testdefs_rootfs ;;
 		esac

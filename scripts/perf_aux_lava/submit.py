@@ -1,0 +1,599 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Submission and collection as a LAVA lab's user does them (issue 16): the
+jobs of the chosen runs, rendered from lava-jobs/ for the builds the
+pipeline made, submitted through the server's REST API all at once (the
+lab runs them side by side, a device each), waited for with a bound, and
+each job's console fetched back through the API and split by the direct
+run's own splitters (results.py kunit, kselftest) into out/results/<run>/:
+the same KTAP files, the same report as make run's.
+
+Usage: scripts/lava/submit.sh [RUN|JOB.yaml]...
+  RUN       a run as make run names its results (scripts/lib.sh
+            result_name): <kernel>-<base>-<target>[-<variant>], e.g.
+            reference-7.3-arm64-4k; kernel reference or stock, target
+            arm64-4k or arm64-16k (lava-jobs' QEMU jobs), a variant
+            without boot parameters (the jobs pass none).  Its build:
+            $PERF_AUX_CACHE/trees/<base>-<kernel>/.build-<target>[-<variant>].
+            Default: the run KERNEL, BASE, TARGET, VARIANT select.
+  JOB.yaml  a job file as it is: submitted, waited for, its test cases
+            printed; nothing goes to out/results.
+
+Environment:
+  LAB              the server (default http://127.0.0.1:8000/, the local
+                   lab of scripts/lava/lab.sh, PERF_AUX_LAB_PORT)
+  LAVA_TOKEN       the API token to submit with, or LAVA_TOKEN_FILE, a
+                   file holding it; for the local lab the default is its
+                   token file.  The token is never printed and never on a
+                   command line (client.py).
+  LAVA_WAIT        seconds from submission the jobs may take, all of them
+                   (default 3600: a QEMU job's own timeout is 40 minutes);
+                   jobs not finished then are canceled
+  LAVA_LAB_FILE    the lab file lava-jobs/generate.py renders with (device
+                   type, test definition repository); default
+                   lava-jobs/lab.example.yaml, its test definitions taken
+                   from this checkout (a file:// git repository)
+  LAVA_ARTIFACTS_URL  the URL at which the lab's workers read
+                   $PERF_AUX_OUT/lava/submit/ (kernels and ramdisks are
+                   staged there); default file://, for a worker on this
+                   machine, and needed for any other lab
+
+A run's results: out/results/<run>/ (<suite>.ktap, source.txt with a
+"lava:" line naming the job), written whole beside and then moved into
+place, replacing a directory of the same name as a new make run does (it
+is the same run, run by LAVA); its console logs out/logs/<run>-kunit.log
+(the boot, KUnit) and <run>-kselftest.log (from the ramdisk's init on),
+the job's log out/logs/<run>-lava.yaml; out/report.md.
+
+Exit: 0 every job Complete and no test failed; 1 a test failed (its
+results written, as make run); 2 nothing ran: bad input, no or a refused
+token, the server unreachable or refusing a job (the reason, one line);
+3 infrastructure error: a job ended Incomplete or Canceled, or was not
+finished within LAVA_WAIT and was canceled: LAVA's reason is printed,
+nothing is written to out/results for it, and it counts as neither pass
+nor fail.
+"""
+
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Dict, List, Tuple
+
+from . import artifacts, common
+from .client import ApiError, Client, read_token
+from .common import Fatal, ROOT
+
+# Seconds a canceled job may take to reach Finished; poll interval.
+CANCEL_WAIT = 60
+POLL = 5
+# The exit status of an infrastructure error.
+INFRA = 3
+RUN_NAME = re.compile(r'^(reference|stock)-([0-9]+\.[0-9]+)-'
+                      r'(arm64-[0-9]+k|x86_64)(?:-(.+))?$')
+
+
+def say(msg: str) -> None:
+    print(f'submit: {msg}', flush=True)
+
+
+def local_url() -> str:
+    return f'http://127.0.0.1:{os.environ.get("PERF_AUX_LAB_PORT", "8000")}'
+
+
+def local_lab(url: str) -> bool:
+    """url is the lab scripts/lava/lab.sh runs on this machine."""
+    port = os.environ.get('PERF_AUX_LAB_PORT', '8000')
+    return url in (local_url(), f'http://localhost:{port}')
+
+
+@dataclass
+class Job:
+    """One job: a run's (kind the run's name) or a job file's (kind
+    "jobs")."""
+    file: str
+    name: str
+    kind: str
+    id: int = 0
+    health: str = ''      # '' while it runs
+    state: str = ''       # the last state seen: "Running Unknown qemu-01"
+    fault: str = ''
+    ran: int = 0
+
+
+def run_parts(run: str) -> Tuple[str, str, str, str, str]:
+    """(kernel, base, target, variant, build dir) of a run name, checked
+    by scripts/lib.sh's own selectors."""
+    m = RUN_NAME.match(run)
+    if not m:
+        raise Fatal(f'submit: {run}: not a run name '
+                    '<reference|stock>-<base>-<target>[-<variant>]')
+    kernel, base, target = m.group(1), m.group(2), m.group(3)
+    variant = m.group(4) or 'default'
+    args, cpus, build = common.lib(
+        'check_base "$1" && check_target "$2" && check_variant "$3" && '
+        'echo "$(variant_args "$3")" && variant_cpus "$3" && '
+        'build_dir "$2" "$3"', base, target, variant)
+    if target not in ('arm64-4k', 'arm64-16k'):
+        raise Fatal(f'submit: {run}: lava-jobs has no job for {target} '
+                    '(qemu-arm64-4k, qemu-arm64-16k)')
+    if args:
+        raise Fatal(f'submit: {run}: VARIANT={variant} adds boot '
+                    'parameters, which the LAVA jobs do not pass')
+    if cpus != '2':
+        raise Fatal(f'submit: {run}: VARIANT={variant} boots {cpus} CPUs, '
+                    'the LAVA jobs 2')
+    return kernel, base, target, variant, build
+
+
+def default_run() -> str:
+    """The run KERNEL, BASE, TARGET and VARIANT select."""
+    if os.environ.get('KERNEL_SRC') or os.environ.get('SERIES'):
+        raise Fatal('submit: KERNEL_SRC and SERIES runs have no LAVA job '
+                    'here; name a run')
+    env = os.environ.get
+    return common.lib('result_name "$1" "${2:-$(default_base)}" "$3" "$4"',
+                      env('KERNEL') or 'reference', env('BASE') or '',
+                      env('TARGET') or 'arm64-4k',
+                      env('VARIANT') or 'default')[0]
+
+
+def job_times(d: Dict[str, Any]) -> Tuple[str, int]:
+    """Where and how long a job ran, from the server's times; the seconds
+    it ran."""
+    t = {k: datetime.fromisoformat(d[k].rstrip('Z'))
+         for k in ('submit_time', 'start_time', 'end_time') if d.get(k)}
+    queued = ((t['start_time'] - t['submit_time']).total_seconds()
+              if 'start_time' in t else 0)
+    ran = ((t['end_time'] - t['start_time']).total_seconds()
+           if len(t) == 3 else 0)
+    return (f'on {d.get("actual_device")}, queued {queued:.0f} s, '
+            f'ran {ran:.0f} s', int(round(ran)))
+
+
+def state_text(state: str) -> str:
+    """A job's state as a reader wants it: "Running on qemu-01",
+    "Submitted", "state unknown: why"."""
+    if state.startswith('Unknown - '):
+        return 'state unknown: ' + state[len('Unknown - '):]
+    words = state.split(' ', 2)
+    device = words[2] if len(words) > 2 else ''
+    return words[0] + (f' on {device}' if device not in ('', 'None') else '')
+
+
+def case_lines(suites: Dict[str, Any], tests: Dict[str, Any]) -> List[str]:
+    """A job's test cases, "suite.case result [measurement units]"."""
+    names = {s['id']: s['name'] for s in suites['results']}
+    lines = []
+    for t in tests['results']:
+        m = (f' {t["measurement"]} {t["unit"]}'
+             if t.get('measurement') is not None else '')
+        lines.append(f'{names.get(t["suite"], t["suite"])}.{t["name"]} '
+                     f'{t["result"]}{m}')
+    return lines
+
+
+def case_summary(lines: List[str]) -> List[str]:
+    """All of a short job's cases, else the counts per suite and result
+    and the cases that neither passed nor skipped."""
+    if len(lines) <= 20:
+        return ['  ' + line for line in lines]
+    n = Counter(f'{w[0].split(".")[0]} {w[1]}'
+                for w in (line.split() for line in lines))
+    return (sorted(f'  {k}: {v}' for k, v in n.items()) +
+            ['  ' + line for line in lines
+             if line.split()[1] not in ('pass', 'skip')][:40])
+
+
+def results_py(*args: str) -> int:
+    """scripts/results.py (perf_aux_results' command line) in-process."""
+    from perf_aux_results import cli
+    try:
+        return cli.results_main(list(args))
+    except Exception as e:  # a split that raises is a split that failed
+        print(f'# results.py {args[0]}: {e!r}', file=sys.stderr)
+        return 1
+
+
+class Submission:
+    """One make submit: its lab, its staging directory, its jobs."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.wait = int(os.environ.get('LAVA_WAIT', '3600'))
+        self.lab_file = os.environ.get('LAVA_LAB_FILE', '')
+        self.out = common.out_dir()
+        self.jobs: List[Job] = []
+        self.collected: List[str] = []
+        self.stage = ''
+        self.start = 0.0
+        self.api = Client(url)
+
+    def fatal(self, e: ApiError) -> Fatal:
+        return Fatal(f'submit: {e}')
+
+    def connect(self) -> None:
+        """The token is good and the server answers: who and what."""
+        try:
+            self.api = Client(self.url, read_token(
+                self.url, os.path.join(common.CACHE, 'lab', 'token')
+                if local_lab(self.url) else ''))
+            user = self.api.json('system/whoami/').get('user')
+            version = self.api.json('system/version/').get('version')
+        except ApiError as e:
+            raise self.fatal(e) from None
+        if not user:
+            raise Fatal(f'submit: {self.url}/ took the token for no user')
+        say(f'{self.url}/ as {user}, lava-server {version}')
+
+    def artifacts_url(self) -> str:
+        """The URL of the staging directories' parent for the workers."""
+        url = os.environ.get('LAVA_ARTIFACTS_URL', '')
+        return url.rstrip('/') if url else 'file://' + os.path.dirname(
+            self.stage)
+
+    def stage_run(self, run: str) -> None:
+        """The job of run in STAGE/run/job.yaml, on copies of its kernel
+        and ramdisk (a build may change under a running job); its source
+        line in STAGE/run/source.txt."""
+        kernel, base, target, variant, build_dir = run_parts(run)
+        tree = os.path.join(common.CACHE, 'trees', f'{base}-{kernel}')
+        build = os.path.join(tree, build_dir)
+        image = os.path.join(build, 'arch', 'arm64', 'boot', 'Image.gz')
+        if not (os.path.isfile(image) and os.path.isfile(
+                os.path.join(build, 'initramfs.cpio.gz'))):
+            raise Fatal(f'submit: {run}: no kernel and ramdisk in {build} '
+                        f'(make run KERNEL={kernel} BASE={base} '
+                        f'TARGET={target} VARIANT={variant})')
+        missing = artifacts.kernel_missing(build)
+        if missing:
+            raise Fatal(f'submit: {run}: the kernel of {build} has no '
+                        f'{missing}, which LAVA\'s overlay disk needs '
+                        '(scripts/config/lava.config)')
+        d = os.path.join(self.stage, run)
+        os.makedirs(d, exist_ok=True)
+        try:
+            shutil.copyfile(image, os.path.join(d, 'Image.gz'))
+            artifacts.ramdisk(build, d)
+        except (OSError, subprocess.CalledProcessError):
+            raise Fatal(f'submit: {run}: cannot copy the kernel and ramdisk '
+                        f'of {build}') from None
+        try:
+            with open(os.path.join(tree, '.perf_aux-source')) as f:
+                source = f.read().strip() or 'unknown'
+        except OSError:
+            source = 'unknown'
+        with open(os.path.join(d, 'source.txt'), 'w') as f:
+            f.write(f'source: {source}\n')
+        staged = f'{self.artifacts_url()}/{os.path.basename(self.stage)}'
+        job = f'qemu-{target}'
+        sets = [f'jobs.{job}.kernel={staged}/{run}/Image.gz',
+                f'jobs.{job}.ramdisk={staged}/{run}/initramfs.cpio.gz']
+        # Strict where the kernel carries large vmap: not the stock
+        # control, nor a tree of the user's whose content is not known.
+        if kernel in ('stock', 'custom'):
+            sets.append(f'jobs.{job}.strict=no')
+        if not self.lab_file:
+            sets += [f'testdefs.repository={staged}/testdefs',
+                     'testdefs.revision=main']
+        lab = self.lab_file or os.path.join(ROOT, 'lava-jobs',
+                                            'lab.example.yaml')
+        argv = [common.PYTHON, os.path.join(ROOT, 'lava-jobs', 'generate.py'),
+                '--lab', lab, '--out', d]
+        for s in sets:
+            argv += ['--set', s]
+        if common.run(argv + [job], stdout=subprocess.DEVNULL):
+            raise Fatal(f'submit: {run}: lava-jobs/generate.py failed')
+        # The run's name in the job's, so that the lab's lists tell runs
+        # apart.
+        rendered = os.path.join(d, f'{job}.yaml')
+        with open(rendered) as f:
+            text = re.sub(r'(?m)^job_name: .*$', f'job_name: perf_aux {run}',
+                          f.read())
+        with open(os.path.join(d, 'job.yaml'), 'w') as f:
+            f.write(text)
+        os.remove(rendered)
+
+    def prepare(self, args: List[str]) -> None:
+        """Checks the arguments, then the lab, then stages the runs."""
+        runs: List[str] = []
+        for arg in args:
+            if arg.endswith('.yaml'):
+                if not os.path.isfile(arg):
+                    raise Fatal(f'submit: no job file {arg}')
+                continue
+            run_parts(arg)
+            if arg in runs:
+                raise Fatal(f'submit: {arg} named twice')
+            runs.append(arg)
+            if not local_lab(self.url) and not os.environ.get(
+                    'LAVA_ARTIFACTS_URL'):
+                raise Fatal(f'submit: {self.url}/ is not this machine\'s lab:'
+                            ' set LAVA_ARTIFACTS_URL to where its workers '
+                            f'read {self.out}/lava/submit/')
+        self.connect()
+        parent = os.path.join(self.out, 'lava', 'submit')
+        os.makedirs(parent, exist_ok=True)
+        self.stage = tempfile.mkdtemp(
+            prefix=time.strftime('%Y%m%d-%H%M%S-'), dir=parent)
+        os.chmod(self.stage, 0o755)
+        for arg in args:
+            if arg.endswith('.yaml'):
+                self.jobs.append(Job(arg, arg, 'jobs'))
+            else:
+                self.jobs.append(Job(os.path.join(self.stage, arg,
+                                                  'job.yaml'), arg, arg))
+        if not self.lab_file and runs:
+            try:
+                artifacts.testdefs(self.stage)
+            except (OSError, subprocess.CalledProcessError):
+                raise Fatal('submit: cannot make the test definition '
+                            'repository') from None
+        for run in runs:
+            self.stage_run(run)
+
+    def submit_all(self) -> None:
+        """All submitted before any is waited for: the lab runs them
+        together.  A refusal cancels those submitted and ends it."""
+        self.start = time.time()
+        for job in self.jobs:
+            try:
+                with open(job.file) as f:
+                    definition = f.read()
+            except OSError:
+                raise Fatal(f'submit: cannot read {job.file}') from None
+            try:
+                job.id = self.api.submit(definition, job.file)
+            except ApiError as e:
+                self.cancel_all()
+                raise self.fatal(e) from None
+            say(f'job {job.id} submitted: {job.name} '
+                f'({self.url}/scheduler/job/{job.id})')
+
+    def cancel_all(self) -> None:
+        for job in self.jobs:
+            if job.id and not job.health:
+                self.api.cancel(job.id)
+                say(f'job {job.id} ({job.name}): canceled')
+
+    def job_state(self, job: Job) -> str:
+        """"state health device" of job, or "Unknown - why"."""
+        try:
+            d = self.api.job(job.id)
+        except ApiError as e:
+            return f'Unknown - {e}'
+        return f'{d["state"]} {d["health"]} {d["actual_device"]}'
+
+    def times(self, job: Job) -> str:
+        try:
+            text, job.ran = job_times(self.api.job(job.id))
+        except ApiError as e:
+            return f'times unknown ({e})'
+        return text
+
+    def elapsed(self) -> int:
+        return int(time.time() - self.start)
+
+    def wait_all(self) -> None:
+        """Until every job has finished or LAVA_WAIT has passed since the
+        submission; then what is left is canceled (timed_out)."""
+        say(f'waiting for job(s) {" ".join(str(j.id) for j in self.jobs)}, '
+            f'at most {self.wait} s from submission (LAVA_WAIT)')
+        deadline = self.start + self.wait
+        last: Dict[int, str] = {}
+        while True:
+            left = 0
+            for job in self.jobs:
+                if job.health:
+                    continue
+                state = self.job_state(job)
+                if state.split(' ')[0] == 'Finished':
+                    job.health = state.split(' ')[1]
+                    times = self.times(job)
+                    say(f'job {job.id} ({job.name}): {job.health}, '
+                        f'{self.elapsed()} s from submission, {times}')
+                    continue
+                left += 1
+                if state != last.get(job.id):
+                    say(f'job {job.id} ({job.name}): {state_text(state)}')
+                    last[job.id] = state
+                job.state = state
+            if not left:
+                self.lab_time()
+                return
+            if time.time() >= deadline:
+                break
+            time.sleep(POLL)
+        self.timed_out()
+
+    def lab_time(self) -> None:
+        """The jobs' wall time from submission against the sum of their
+        run times, what one device would have taken running them one
+        after another (issue 16: the lab's parallel runs against serial
+        ones)."""
+        if len(self.jobs) > 1:
+            say(f'{len(self.jobs)} jobs in {self.elapsed()} s from '
+                'submission; one after another they would run '
+                f'{sum(j.ran for j in self.jobs)} s')
+
+    def worker_of(self, device: str) -> str:
+        """"worker state" of the worker device belongs to, or ''."""
+        try:
+            worker = self.api.json(f'devices/{device}/')['worker_host']
+            state = self.api.json(f'workers/{worker}/')['state']
+        except (ApiError, KeyError, TypeError):
+            return ''
+        return f'{worker} {state}'
+
+    def timed_out(self) -> None:
+        """The jobs LAVA_WAIT left unfinished: canceled, and each one's end
+        reported (a job on a worker that went away stays Canceling until
+        the worker comes back: LAVA's server cannot end it alone)."""
+        deadline = time.time() + CANCEL_WAIT
+        left = [j for j in self.jobs if not j.health]
+        for job in left:
+            self.api.cancel(job.id)
+        for job in left:
+            while True:
+                state = self.job_state(job)
+                if (state.split(' ')[0] == 'Finished' or
+                        time.time() >= deadline):
+                    break
+                time.sleep(POLL)
+            words = job.state.split(' ')
+            worker = self.worker_of(words[2]) if len(words) > 2 else ''
+            was = state_text(job.state) + (f', worker {worker}'
+                                           if worker else '')
+            head = f'not finished within {self.wait} s ({was}): canceled'
+            if state.split(' ')[0] == 'Finished':
+                job.health = state.split(' ')[1]
+                job.fault = f'{head}, ended {job.health}'
+            else:
+                job.health = 'Unfinished'
+                job.fault = (f'{head}, still {state_text(state)} after '
+                             f'{CANCEL_WAIT} s more (a job ends when its '
+                             'worker takes the cancel)')
+
+    def print_cases(self, job: Job, d: str) -> None:
+        try:
+            suites = self.api.json(f'jobs/{job.id}/suites/?limit=1000')
+            tests = self.api.json(f'jobs/{job.id}/tests/?limit=10000')
+        except ApiError as e:
+            raise self.fatal(e) from None
+        for name, data in (('suites', suites), ('tests', tests)):
+            with open(os.path.join(d, f'{name}.json'), 'w') as f:
+                json.dump(data, f)
+        lines = case_lines(suites, tests)
+        path = os.path.join(d, 'results.txt')
+        with open(path, 'w') as f:
+            f.write(''.join(line + '\n' for line in lines))
+        say(f'job {job.id}: {len(lines)} results in {path}:')
+        for line in case_summary(lines):
+            print(line)
+
+    def collect(self, job: Job) -> bool:
+        """job's results.  A run's: its console through the API, split by
+        the direct run's splitters in STAGE/RUN/results, then moved into
+        out/results/RUN whole.  A job file's: its test cases printed.
+        False (job.fault says why) when a run's results cannot be had."""
+        d = os.path.join(self.stage, job.kind)
+        os.makedirs(os.path.join(d, str(job.id)), exist_ok=True)
+        log = os.path.join(d, str(job.id), 'log.yaml')
+        try:
+            with open(log, 'wb') as f:
+                f.write(self.api.log(job.id))
+        except ApiError as e:
+            job.fault = f'Complete, but its log: {e}'
+            return False
+        if job.kind == 'jobs':
+            self.print_cases(job, os.path.join(d, str(job.id)))
+            return True
+        from perf_aux_results import lava
+        tmp = os.path.join(d, 'results')
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+        with open(log, errors='replace') as f:
+            boot, tests = lava.console(lava.log_entries(f))
+        logs = {}
+        for part, lines in (('kunit', boot), ('kselftest', tests)):
+            logs[part] = os.path.join(d, f'{part}.log')
+            with open(logs[part], 'w') as f:
+                f.write(''.join(line + '\n' for line in lines))
+        if not boot and not tests:
+            job.fault = 'Complete, but its log has no console'
+            return False
+        if results_py('kunit', logs['kunit'], tmp) or results_py(
+                'kselftest', logs['kselftest'], tmp):
+            job.fault = 'Complete, but its console could not be split'
+            return False
+        if not glob.glob(os.path.join(tmp, '*.ktap')):
+            job.fault = 'Complete, but its console holds no KTAP'
+            return False
+        with open(os.path.join(d, 'source.txt')) as f:
+            source = f.read()
+        with open(os.path.join(tmp, 'source.txt'), 'w') as f:
+            f.write(source + f'lava: job {job.id} at {self.url}/scheduler/'
+                    f'job/{job.id}, {self.times(job)}\n')
+        # Into place: the logs, then the results directory by rename (the
+        # old one moved aside first), so that out/results never holds
+        # half a run.
+        res = os.path.join(self.out, 'results', job.name)
+        old = os.path.join(d, 'old')
+        shutil.rmtree(old, ignore_errors=True)
+        try:
+            os.makedirs(os.path.join(self.out, 'logs'), exist_ok=True)
+            os.makedirs(os.path.join(self.out, 'results'), exist_ok=True)
+            for src, suffix in ((logs['kunit'], 'kunit.log'),
+                                (logs['kselftest'], 'kselftest.log'),
+                                (log, 'lava.yaml')):
+                shutil.copyfile(src, os.path.join(
+                    self.out, 'logs', f'{job.name}-{suffix}'))
+            if os.path.exists(res):
+                os.rename(res, old)
+            os.rename(tmp, res)
+        except OSError:
+            job.fault = ('Complete, but its results could not be moved to '
+                         f'{res}')
+            return False
+        shutil.rmtree(old, ignore_errors=True)
+        self.collected.append(res)
+        say(f'job {job.id}: results in {res}')
+        return True
+
+    def infra_error(self, job: Job) -> None:
+        """job did not complete: LAVA's reasons, on one line."""
+        from perf_aux_results import lava
+        why = job.fault or job.health
+        try:
+            text = self.api.log(job.id).decode(errors='replace')
+            errors = lava.job_errors(lava.log_entries(text.splitlines()))
+            if errors:
+                why += ': ' + '; '.join(errors)
+        except ApiError:
+            pass
+        try:
+            comment = ' '.join((self.api.job(job.id).get('failure_comment')
+                                or '').split())
+            if comment:
+                why += f'; {comment}'
+        except ApiError:
+            pass
+        print(self.api.redact(
+            f'submit: infrastructure error: job {job.id} ({job.name}) at '
+            f'{self.url}/scheduler/job/{job.id}: {why}'), file=sys.stderr,
+            flush=True)
+
+    def finish(self) -> int:
+        rc = 0
+        for job in self.jobs:
+            if job.health == 'Complete' and not job.fault and \
+                    self.collect(job):
+                continue
+            self.infra_error(job)
+            rc = INFRA
+        # The staged kernels and ramdisks are the lab's no more.
+        for f in glob.glob(os.path.join(self.stage, '*', 'Image.gz')) + \
+                glob.glob(os.path.join(self.stage, '*', 'initramfs.cpio.gz')):
+            os.remove(f)
+        if self.collected and results_py(
+                'summary', *self.collected, '--report',
+                os.path.join(self.out, 'report.md')) and rc == 0:
+            rc = 1
+        return rc
+
+
+def main(args: List[str]) -> int:
+    url = (os.environ.get('LAB') or local_url()).rstrip('/')
+    args = args or [default_run()]
+    s = Submission(url)
+    s.prepare(args)
+    s.submit_all()
+    s.wait_all()
+    return s.finish()

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host tests of the local lab's pieces that need no lab
+(scripts/perf_aux_lava: lab, selftest): a daemon's command from its
+package's systemd unit as systemd expands it, its pid file, the device
+dictionaries and the selftest's jobs and message lines."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from perf_aux_lava import lab, selftest  # noqa: E402
+
+UNIT = """\
+[Unit]
+Description=LAVA worker
+After=network.target remote-fs.target
+
+[Service]
+Type=simple
+Environment=URL=http://localhost/ LOGLEVEL=DEBUG
+EnvironmentFile=-{tmp}/default
+EnvironmentFile=-{tmp}/absent
+ExecStart=/usr/bin/lava-worker --level $LOGLEVEL --url $URL $TOKEN $WORKER_NAME ${{EMPTY}}x
+KillMode=process
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+class UnitTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.tmp = tempfile.mkdtemp()
+        with open(os.path.join(self.tmp, 'lava-worker.service'), 'w') as f:
+            f.write(UNIT.format(tmp=self.tmp))
+        for p in (mock.patch.object(lab, 'UNITS', self.tmp),
+                  mock.patch.object(lab, 'RUN', self.tmp),
+                  mock.patch.object(lab, 'LOGS', self.tmp)):
+            p.start()
+            self.addCleanup(p.stop)
+
+    def tearDown(self) -> None:
+        shutil.rmtree(self.tmp)
+
+    def test_exec_start_expanded_as_systemd_does(self) -> None:
+        s = lab.Service('lava-worker', 'w', 'x')
+        self.assertEqual(['/usr/bin/lava-worker', '--level', 'DEBUG',
+                          '--url', 'http://localhost/', 'x'], s.command())
+        with open(os.path.join(self.tmp, 'default'), 'w') as f:
+            f.write('# comment\nLOGLEVEL="INFO"\n'
+                    "WORKER_NAME='--name perf-aux-lab --ping-interval 5'\n")
+        self.assertEqual(['/usr/bin/lava-worker', '--level', 'INFO', '--url',
+                          'http://localhost/', '--name', 'perf-aux-lab',
+                          '--ping-interval', '5', 'x'], s.command())
+        self.assertFalse(s.kill_group())
+
+    def test_missing_unit(self) -> None:
+        with self.assertRaises(lab.Fatal):
+            lab.Service('nothing', 'n', 'x').command()
+
+    def test_start_and_stop_by_pid_file(self) -> None:
+        with open(os.path.join(self.tmp, 'sleeper.service'), 'w') as f:
+            f.write(f'[Service]\nExecStart=/bin/sh -c "sleep 60; :" '
+                    f'{self.tmp}\n')
+        s = lab.Service('sleeper', 'sleeper', self.tmp)
+        self.assertFalse(s.running())
+        with mock.patch.object(lab, 'say'):
+            s.start()
+            self.assertTrue(s.running())
+            s.stop(timeout=5)
+        self.assertFalse(s.running())
+        self.assertFalse(os.path.exists(s.pidfile))
+        # A stale pid file naming another process is not the daemon.
+        with open(s.pidfile, 'w') as f:
+            f.write(f'{os.getpid()}\n')
+        self.assertFalse(s.running())
+
+
+class PartsTest(unittest.TestCase):
+    def test_device_dict(self) -> None:
+        text = lab.device_dict(2)
+        self.assertIn('52:54:00:12:34:62', text)
+        self.assertNotIn('52:54:00:12:34:59', text)
+        self.assertIn("'perf_aux_lab_sleep': {'do': 'sleep 150'}", text)
+        self.assertIn("{% set netdevice = 'user,restrict=on' %}", text)
+
+    def test_command_job(self) -> None:
+        try:
+            import yaml
+        except ImportError:
+            self.skipTest('no python3-yaml')
+        job = yaml.safe_load(selftest.command_job(
+            'rejected', 'perf_aux_lab_hello', 'perf_aux_not_a_key: 1'))
+        self.assertEqual('perf_aux lab rejected', job['job_name'])
+        self.assertEqual([{'command': {'name': 'perf_aux_lab_hello'}}],
+                         job['actions'])
+        self.assertEqual(1, job['perf_aux_not_a_key'])
+
+    def test_message_is_the_last_reason(self) -> None:
+        with tempfile.NamedTemporaryFile('w', suffix='.out') as f:
+            f.write('submit: job 1 submitted\nperf_aux: error: submit: a\n'
+                    'submit: infrastructure error: job 2: b\nsubmit: x\n')
+            f.flush()
+            self.assertEqual('submit: infrastructure error: job 2: b',
+                             selftest.Selftest().message(f.name))
+
+    def test_children(self) -> None:
+        p = subprocess.Popen(['sleep', '30'])
+        try:
+            time.sleep(0.1)
+            self.assertIn(p.pid, lab.children(os.getpid()))
+        finally:
+            p.kill()
+            p.wait()
+
+
+if __name__ == '__main__':
+    unittest.main()
