@@ -364,7 +364,7 @@ check_prefixes()
 			> "$WORK/kselftest-$n.log" 2>&1 || rc=$?
 		grep -i 'warning:\|error:' "$WORK/kselftest-$n.log" | head -10 || true
 		! grep -qi 'warning:\|error:' "$WORK/kselftest-$n.log" || rc=1
-		progs=$(cd "$build/kselftest/perf_aux" 2>/dev/null && ls | grep '_test$' | xargs)
+		progs=$(cd "$build/kselftest/perf_aux" 2>/dev/null && ls | grep '_test$' | xargs || true)
 		result $rc "$(basename "$patch"): with the $n patches so far, TARGETS=perf_aux builds, no warning: ${progs:-no program yet}"
 		rc=0
 	done
