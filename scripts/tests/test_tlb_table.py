@@ -1,13 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Host tests of scripts/tlb_table.py, the tables of scripts/tlb-bench.sh."""
+"""Host tests of perf_aux.tlb_table, the tables of the TLB benchmark."""
 
 import io
 import json
 import os
-import shutil
-import stat
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -15,42 +12,10 @@ from contextlib import redirect_stdout
 from typing import Any, Dict, List, Mapping, Sequence
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
-import tlb_table  # noqa: E402
-from tlb_table import Reading, Status  # noqa: E402
+from perf_aux import tlb_table  # noqa: E402
+from perf_aux.tlb_table import Reading, Status  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), 'test_data', 'tlb')
-BENCH = os.path.join(os.path.dirname(__file__), '..', 'tlb-bench.sh')
-
-# Stands in for perf in tlb-bench.sh runs: FAKE_PERF_MODE picks what
-# "perf stat" does (syntax: unknown events, unsupported: <not supported>,
-# else every event counts FAKE_COUNT); every call is logged with the CPUs it
-# may run on.
-FAKE_PERF = r"""#!/bin/bash
-echo "$* | cpus $(taskset -pc $$ | sed 's/.*: //')" >>"$FAKE_PERF_LOG"
-[ "$1" = --version ] && { echo "perf version fake"; exit 0; }
-cmd=$1 out=/dev/null events=""
-shift
-while [ $# -gt 0 ] && [ "$1" != -- ]; do
-    case "$1" in
-    -o) out=$2; shift ;;
-    -e) events=$2; shift ;;
-    esac
-    shift
-done
-shift
-if [ "$cmd" = stat ]; then
-    case "$FAKE_PERF_MODE" in
-    syntax) echo "event syntax error: '$events'" >&2; exit 129 ;;
-    unsupported) value='<not supported>' ;;
-    *) value=$FAKE_COUNT ;;
-    esac
-    echo "# started on Tue Sep 22 10:00:00 2026" >"$out"
-    for e in ${events//,/ }; do
-        echo "$value,,$e,2004556,100.00,," >>"$out"
-    done
-fi
-exec "$@"
-"""
 PUBLISHED = os.path.join(DATA, 'published.json')
 
 
@@ -253,90 +218,6 @@ class CompareTest(unittest.TestCase):
         os.mkdir(empty)
         with self.assertRaises(ValueError):
             tlb_table.load_phase('before', empty)
-
-
-@unittest.skipUnless(hasattr(os, 'geteuid') and os.geteuid() == 0 and
-                     shutil.which('taskset'), 'needs root and taskset')
-class TlbBenchScriptTest(unittest.TestCase):
-    """scripts/tlb-bench.sh against a fake perf and a fake PMU sysfs."""
-
-    def setUp(self) -> None:
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.tmp = tmp.name
-        bindir = os.path.join(self.tmp, 'bin')
-        os.mkdir(bindir)
-        perf = os.path.join(bindir, 'perf')
-        with open(perf, 'w') as f:
-            f.write(FAKE_PERF)
-        os.chmod(perf, stat.S_IRWXU)
-        self.pmus = os.path.join(self.tmp, 'pmus')
-        os.makedirs(os.path.join(self.pmus, 'arm_spe_0'))
-        os.makedirs(os.path.join(self.pmus, 'cs_etm', 'sinks'))
-        self.log = os.path.join(self.tmp, 'perf.log')
-        self.env = dict(os.environ, PATH=bindir + os.pathsep +
-                        os.environ['PATH'], TLB_BENCH_PMU_DIR=self.pmus,
-                        FAKE_PERF_LOG=self.log, FAKE_PERF_MODE='count',
-                        FAKE_COUNT='100')
-        self.out = os.path.join(self.tmp, 'out')
-
-    def bench(self, *args: str, **env: str
-              ) -> 'subprocess.CompletedProcess[str]':
-        return subprocess.run(['bash', BENCH, '-o', self.out, '-C', '0',
-                               *args], env=dict(self.env, **env),
-                              capture_output=True, text=True, timeout=60)
-
-    def perf_calls(self) -> List[str]:
-        with open(self.log) as f:
-            return f.read().splitlines()
-
-    def test_missing_events_skip(self) -> None:
-        proc = self.bench('-p', 'before', FAKE_PERF_MODE='syntax')
-        self.assertEqual((4, 'SKIP: TLB PMU events missing\n'),
-                         (proc.returncode, proc.stdout), proc.stderr)
-
-    def test_unsupported_events_skip(self) -> None:
-        proc = self.bench('-p', 'before', FAKE_PERF_MODE='unsupported')
-        self.assertEqual((4, 'SKIP: TLB PMU events not supported\n'),
-                         (proc.returncode, proc.stdout), proc.stderr)
-
-    def test_missing_tracer_skips(self) -> None:
-        shutil.rmtree(os.path.join(self.pmus, 'arm_spe_0'))
-        proc = self.bench('-p', 'before')
-        self.assertEqual((4, 'SKIP: no arm_spe_0 PMU\n'),
-                         (proc.returncode, proc.stdout), proc.stderr)
-
-    def test_cs_etm_without_trbe_skips(self) -> None:
-        proc = self.bench('-p', 'before', '-t', 'cs_etm')
-        self.assertEqual((4, 'SKIP: no TRBE sink\n'),
-                         (proc.returncode, proc.stdout), proc.stderr)
-
-    def test_runs_are_pinned_and_traced(self) -> None:
-        proc = self.bench('-p', 'before', '-r', '3', '-m', '8M', '--',
-                          'true')
-        self.assertEqual(0, proc.returncode, proc.stderr)
-        self.assertEqual(['run1.csv', 'run2.csv', 'run3.csv'],
-                         sorted(f for f in os.listdir(
-                             os.path.join(self.out, 'before'))
-                             if f.endswith('.csv')))
-        records = [c for c in self.perf_calls() if c.startswith('record')]
-        self.assertEqual(3, len(records))
-        for call in records:
-            self.assertIn('-e arm_spe_0// -m ,8M', call)
-            self.assertIn('-- perf stat -x, -o', call)
-            self.assertTrue(call.endswith('-- true | cpus 0'), call)
-
-    def test_after_phase_prints_the_tables(self) -> None:
-        self.assertEqual(0, self.bench('-p', 'before', '-r', '2', '--',
-                                       'true').returncode)
-        proc = self.bench('-p', 'after', '-r', '2', '--', 'true',
-                          FAKE_COUNT='75')
-        self.assertEqual(0, proc.returncode, proc.stderr)
-        self.assertIn('l2d_tlb_refill:u\n|        | Run1 | Run2 |    Avg. |',
-                      proc.stdout)
-        self.assertIn('| Diff.  |      |      | -25.00% |', proc.stdout)
-        self.assertTrue(os.path.exists(os.path.join(self.out,
-                                                    'tables.txt')))
 
 
 if __name__ == '__main__':

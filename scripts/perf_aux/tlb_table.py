@@ -1,9 +1,10 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Before/after tables of the TLB benchmark (scripts/tlb-bench.sh).
+"""Before/after tables of the TLB benchmark (perf_aux.tlb_bench).
 
-  tlb_table.py compare OUT/before OUT/after   tables from perf stat -x, files
-  tlb_table.py fixture FILE.json              tables from published numbers
+  python3 -m perf_aux.tlb_table compare OUT/before OUT/after
+      tables from perf stat -x, files (tlb-bench.sh -p compare -o OUT too)
+  python3 -m perf_aux.tlb_table fixture FILE.json
+      tables from published numbers
 
 A phase directory holds one `perf stat -x,` file per run (run1.csv,
 run2.csv, ...). Each event gets a table: the runs and their average for the
@@ -20,7 +21,8 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import (Callable, Dict, Iterable, List, Optional, Sequence,
+                    Tuple)
 
 # The events of the published method, each also in its user-only (:u) form.
 TLB_EVENTS = ('dtlb_walk', 'l1d_tlb', 'l1d_tlb_refill', 'l2d_tlb_refill')
@@ -235,11 +237,18 @@ def load_fixture(path: str) -> Dict[str, List[EventTable]]:
     return result
 
 
+def compare_dirs(before: str, after: str) -> Tuple[str, int]:
+    """The report of two phase directories and its exit status: 1 when an
+    event is missing, since a table without its Diff. proves nothing."""
+    tables = build_tables(load_phase('before', before),
+                          load_phase('after', after))
+    return format_report(tables), 1 if missing_events(tables) else 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
-    tables = build_tables(load_phase('before', args.before),
-                          load_phase('after', args.after))
-    print(format_report(tables))
-    return 1 if missing_events(tables) else 0
+    report, status = compare_dirs(args.before, args.after)
+    print(report)
+    return status
 
 
 def cmd_fixture(args: argparse.Namespace) -> int:
