@@ -28,10 +28,12 @@ set -euo pipefail
 
 # busybox-static and libopencsd-bin: the host tests of the LAVA converter
 # (busybox sh and awk) and of the ETE decoder (trc_pkt_lister);
-# python3-yaml: the host test of integrations/ parses what its patches add.
+# python3-yaml: the host test of integrations/ parses what its patches add;
+# python3-jinja2: the LAVA client's host tests render jobs with
+# lava-jobs/generate.py (/usr/bin/python3), before any LAVA stage.
 COMMON="bc bison flex libelf-dev libssl-dev ccache cpio
 	gcc make xz-utils rsync kmod python3 gzip libopencsd-bin busybox-static
-	python3-yaml"
+	python3-yaml python3-jinja2"
 ARM64="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm"
 X86="qemu-system-x86 busybox-static libc6-dev"
 # lava-run --validate of the board jobs looks for a TFTP directory and
