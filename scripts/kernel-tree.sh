@@ -26,7 +26,8 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-OVERLAY="kernel/events/ring_buffer_kunit.c kernel/events/ring_buffer_kunit.kunitconfig
+OVERLAY="kernel/events/ring_buffer_kunit.c kernel/events/ring_buffer_kunit_orders.h
+	kernel/events/ring_buffer_kunit.kunitconfig
 	lib/test_aux_pmu.c mm/tests tools/testing/selftests/perf_aux"
 staging=
 series_count=0

@@ -95,7 +95,8 @@ boot()
 	local -a qemu
 
 	shift 5
-	cmdline="panic=-1 kunit.enable=0 rdinit=/init $*"
+	# lib/test_vmalloc.c runs in the KUnit boot only (scripts/kunit.sh).
+	cmdline="panic=-1 kunit.enable=0 $(vmalloc_args - off) rdinit=/init $*"
 	case "$target" in
 	arm64-*)
 		qemu=(qemu-system-aarch64 -machine virt -cpu "$ARM64_QEMU_CPU"
@@ -118,7 +119,7 @@ main()
 
 	shift 4
 	tree=$(tree_dir "$name")
-	build="$tree/$(kernel_build_dir "$name" "$target" "$variant")"
+	build="$tree/$(build_dir "$target" "$variant")"
 	arch=$(target_arch "$target")
 	cross=$(target_cross "$target")
 	case "$target" in

@@ -96,13 +96,6 @@ plugin_sources_hashed()
 	export CCACHE_EXTRAFILES=${files%:}
 }
 
-# With PERF_AUX_PEERS=1, mutant kernels also carry the peer test_vmalloc
-# (scripts/config/peers.config).
-peers_config()
-{
-	! with_peers "$1" || echo "$PERF_AUX_ROOT/scripts/config/peers.config"
-}
-
 # build_key ARG...: what the kernel in the build directory is made of, for
 # a check that boots one build several times (the strict, nohugevmalloc and
 # smp boots of the default build): the check (PERF_AUX_CHECK_ID, set by
@@ -139,18 +132,24 @@ main()
 	tree=$(tree_dir "$name")
 	arch=$(target_arch "$target")
 	cross=$(target_cross "$target")
-	build=$(kernel_build_dir "$name" "$target" "$variant")
+	build=$(build_dir "$target" "$variant")
 	common=(--arch="$arch" --build_dir="$build"
 		${cross:+--cross_compile="$cross"})
 	for c in "$PERF_AUX_ROOT"/kernel/events/ring_buffer_kunit.kunitconfig \
 		 "$PERF_AUX_ROOT"/mm/tests/vmap_granule_kunit.kunitconfig \
 		 "$PERF_AUX_ROOT/scripts/config/boot.config" \
 		 "$PERF_AUX_ROOT/scripts/config/arch-$arch.config" \
-		 $(peers_config "$name") \
 		 "$PERF_AUX_ROOT/scripts/config/$target.config" \
 		 $(variant_config "$variant"); do
 		[ -f "$c" ] && configs+=("--kunitconfig=$c")
 	done
+	# The vmap benchmark, unless the caller gives lib/test_vmalloc.c
+	# parameters of its own (scripts/check.sh: the peer, or none).
+	# shellcheck disable=SC2046
+	case " $* " in
+	*" test_vmalloc."*) ;;
+	*) set -- $(vmalloc_args "$tree" bench) "$@" ;;
+	esac
 	# shellcheck disable=SC2046
 	for a in "$@" $(variant_args "$variant"); do
 		kargs+=("--kernel_args=$a")
@@ -163,6 +162,12 @@ main()
 		configs+=(--kconfig_add=CONFIG_GCC_PLUGINS=y
 			  "--kconfig_add=$(stack_erase_option "$tree")=y")
 		plugin_sources_hashed "$tree"
+	fi
+
+	if granule_strict "$name" "$variant"; then
+		configs+=(--kconfig_add=CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT=y)
+	else
+		configs+=(--kconfig_add=CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT=n)
 	fi
 
 	cd "$tree"

@@ -141,11 +141,14 @@ variant_config()
 variant_args()
 {
 	case "$1" in
-	strict) echo "vmap_granule_kunit.strict=1" ;;
+	# The kselftests' strict mode (PERF_AUX_STRICT, set by the init);
+	# the granule KUnit suite's is the kernel's configuration
+	# (granule_strict).
+	strict) echo perf_aux.strict ;;
 	# Strict too: honouring nohugevmalloc in vmap() is a rule only strict
 	# mode asserts (an AUX caller loses nothing by a larger mapping), and
 	# this boot is the one that can show it kept.
-	nohugevmalloc) echo nohugevmalloc vmap_granule_kunit.strict=1 ;;
+	nohugevmalloc) echo nohugevmalloc perf_aux.strict ;;
 	nonroot) echo perf_aux.user=65534 ;;
 	plain) echo perf_aux.plain ;;
 	fail_setup)
@@ -166,7 +169,27 @@ variant_cpus()
 	esac
 }
 
-# The build directory (inside the tree) of TARGET and VARIANT.
+# granule_strict KERNEL VARIANT: whether the kernel builds the granule
+# KUnit suite strict (CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT: a page vmap()
+# maps smaller than its run allows fails instead of skipping).  The
+# reference kernels carry large vmap (the project's patches, a posted
+# series, the mutants of them) and so set it, as a tree carrying large
+# vmap would; stock and custom trees only in the strict variants.
+granule_strict()
+{
+	case "$1" in
+	reference | series-* | mutant) return 0 ;;
+	esac
+	case "$2" in
+	strict | nohugevmalloc) return 0 ;;
+	esac
+	return 1
+}
+
+# The build directory (inside the tree) of TARGET and VARIANT.  The strict
+# variants of a kernel that is not strict otherwise share it: kbuild
+# rebuilds only the objects that read the option (granule_strict), where
+# a build directory of their own would miss ccache for every object.
 build_dir()
 {
 	if [ -n "$(variant_config "$2")" ]; then
@@ -176,21 +199,23 @@ build_dir()
 	fi
 }
 
-# Whether kernel NAME carries the peers: mutants with PERF_AUX_PEERS=1.
-with_peers()
+# vmalloc_args TREE bench|off: the boot parameters of lib/test_vmalloc.c,
+# built into every kernel (scripts/config/boot.config).  "bench": the vmap
+# benchmark alone (vmap_contig_chunks_test, whose run_test_mask bit is its
+# index in the tree's test_case_array), five loops on one thread; "off":
+# nothing, the parameter every other boot passes.
+vmalloc_args()
 {
-	[ "$1" = mutant ] && [ "${PERF_AUX_PEERS:-0}" = 1 ]
-}
+	local i
 
-# The build directory of kernel NAME for TARGET and VARIANT: mutants built
-# with the peers (PERF_AUX_PEERS=1, scripts/config/peers.config) have their
-# own, so that switching does not rebuild everything.
-kernel_build_dir()
-{
-	if with_peers "$1"; then
-		echo "$(build_dir "$2" "$3")-peers"
+	i=$(grep -oE '^[[:space:]]*\{ "[a-z0-9_]+",' "$1/lib/test_vmalloc.c" 2>/dev/null |
+		grep -n '"vmap_contig_chunks_test"' | cut -d: -f1 || true)
+	if [ "$2" = bench ] && [ -n "$i" ]; then
+		echo "test_vmalloc.run_test_mask=$((1 << (i - 1)))" \
+			test_vmalloc.nr_threads=1 test_vmalloc.test_loop_count=5 \
+			test_vmalloc.test_repeat_count=1
 	else
-		build_dir "$2" "$3"
+		echo test_vmalloc.run_test_mask=0
 	fi
 }
 

@@ -45,9 +45,9 @@ def cmd_flakes(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     values = []
     for d in (args.base, args.new):
-        path = os.path.join(d, 'vmap_granule.ktap')
+        path = os.path.join(d, 'test_vmalloc.ktap')
         if not os.path.isfile(path):
-            print(f'vmap bench: no vmap_granule results in {d}')
+            print(f'vmap bench: no test_vmalloc results in {d}')
             return 1
         values.append(report.bench_values(ktap.read_text(path)))
     lines = report.bench_lines(values[0], values[1])
@@ -187,7 +187,7 @@ def results_main(argv: Optional[List[str]] = None) -> int:
                        action='store_const', const=None)
     args = parser.parse_args(argv)
     handlers: Dict[str, Callable[[argparse.Namespace], int]] = {
-        'kunit': _split(ktap.split_kunit),
+        'kunit': _split(ktap.split_kunit_boot),
         'kselftest': _split(ktap.split_kselftest),
         'peers': _split(ktap.split_test_vmalloc),
         'summary': cmd_summary, 'expect': cmd_expect, 'bench': cmd_bench,

@@ -27,8 +27,13 @@ SUBTEST = re.compile(r'^\s*# Subtest: (\S+)')
 # lib/test_vmalloc.c's verdict per test case, printed when it finishes.
 VMALLOC_SUMMARY = re.compile(
     r'Summary: (\S+) passed: ([0-9]+) failed: ([0-9]+) ')
-# vmap_granule's benchmark diagnostic: "vmap_bench: k=v k=v ...".
+# The vmap benchmark's diagnostic, "vmap_bench: k=v k=v ...", in the
+# test_vmalloc suite results.py writes from the line below.
 _BENCH = re.compile(r'vmap_bench: (.*)$')
+# lib/test_vmalloc.c's vmap benchmark, run in the KUnit boot.
+VMAP_BENCH = re.compile(
+    r'Summary: vmap_contig_chunks_test passed: ([0-9]+) failed: ([0-9]+) '
+    r'.*loops: ([0-9]+) avg: ([0-9]+) usec')
 # The initramfs, before the kselftests.
 _KERNEL = re.compile(r'PERF_AUX: kernel (\S+), page size (.+?)\s*$')
 # The kernel's boot parameters, early in every console log.

@@ -139,6 +139,23 @@ def split_kselftest(log: Iterable[str]) -> Dict[str, str]:
     return suites
 
 
+def split_kunit_boot(log: Iterable[str]) -> Dict[str, str]:
+    """The KUnit boot's suites, and the vmap benchmark lib/test_vmalloc.c
+    ran in it (scripts/kunit.sh) as the suite test_vmalloc: one case, the
+    time a diagnostic; none where the kernel ran no benchmark."""
+    lines = list(log)
+    suites = split_kunit(lines)
+    m = next(filter(None, map(formats.VMAP_BENCH.search, lines)), None)
+    if m:
+        ok = int(m.group(1)) > 0 and int(m.group(2)) == 0
+        suites['test_vmalloc'] = '\n'.join([
+            'KTAP version 1', '1..1',
+            f'# vmap_bench: vmap_contig_chunks_usec={m.group(4)} '
+            f'loops={m.group(3)}',
+            f'{"ok" if ok else "not ok"} 1 vmap_contig_chunks_test']) + '\n'
+    return suites
+
+
 def split_test_vmalloc(log: Iterable[str]) -> Dict[str, str]:
     """The peer lib/test_vmalloc.c (built in, run at boot) as a KTAP suite.
 

@@ -155,21 +155,26 @@ def bench_values(text: str) -> Dict[str, int]:
 def bench_lines(base: Dict[str, int], new: Dict[str, int]) -> List[str]:
     """One line per timing: base, new and base/new (>1: new is faster)."""
     lines = []
-    for key in sorted(k for k in base if k.endswith('_ns') and k in new):
+    for key in sorted(k for k in base if k in new and '_' in k):
+        unit = key.rsplit('_', 1)[1]
+        if unit not in ('ns', 'usec'):
+            continue
         ratio = base[key] / new[key] if new[key] else float('inf')
-        lines.append(f'{key}: {base[key]} -> {new[key]} ns, {ratio:.2f}x')
+        lines.append(f'{key}: {base[key]} -> {new[key]} {unit}, '
+                     f'{ratio:.2f}x')
     return lines
 
 
 def bench_section(dirs: List[str]) -> List[str]:
     out = ['## vmap benchmark', '',
-           'vmap_granule\'s timings, stock -> reference of each base; a '
-           'ratio above 1: the reference kernel is faster.']
+           'lib/test_vmalloc.c\'s vmap_contig_chunks_test, stock -> '
+           'reference of each base; a ratio above 1: the reference kernel '
+           'is faster.']
     for heading, group in comparisons(dirs):
         if 'stock' not in group or 'reference' not in group:
             continue
         lines = bench_lines(*(bench_values(suite_text(group[k],
-                                                      'vmap_granule'))
+                                                      'test_vmalloc'))
                               for k in ('stock', 'reference')))
         if lines:
             out += ['', f'### {heading}', ''] + [f'- `{x}`' for x in lines]

@@ -168,18 +168,34 @@ class SplitKselftestTest(unittest.TestCase):
 
 
 class BenchTest(unittest.TestCase):
+    SUMMARY = ('[    3.1] Summary: vmap_contig_chunks_test passed: 1 failed: 0 '
+               'xfailed: 0 repeat: 1 loops: 5 avg: 1235 usec\n')
+
     def test_ratios_from_the_diagnostic_line(self) -> None:
         base = report.bench_values(
-            '    # vmap_granule_bench_test: vmap_bench: order8_mib=100 '
-            'vmap_order8_ns=1235000 vmap_vunmap_1page_ns=600\n')
-        new = {'order8_mib': 100, 'vmap_order8_ns': 149000,
-               'vmap_vunmap_1page_ns': 600}
-        self.assertEqual(['vmap_order8_ns: 1235000 -> 149000 ns, 8.29x',
-                          'vmap_vunmap_1page_ns: 600 -> 600 ns, 1.00x'],
+            '# vmap_bench: vmap_contig_chunks_usec=1235 loops=5\n')
+        new = {'vmap_contig_chunks_usec': 149, 'loops': 5}
+        self.assertEqual(['vmap_contig_chunks_usec: 1235 -> 149 usec, 8.29x'],
                          report.bench_lines(base, new))
 
     def test_no_diagnostic_no_values(self) -> None:
         self.assertEqual({}, report.bench_values('ok 1 vmap_granule\n'))
+
+    def test_kunit_boot_gives_the_benchmark_suite(self) -> None:
+        suites = ktap.split_kunit_boot([self.SUMMARY])
+        self.assertEqual('KTAP version 1\n1..1\n'
+                         '# vmap_bench: vmap_contig_chunks_usec=1235 loops=5\n'
+                         'ok 1 vmap_contig_chunks_test\n',
+                         suites['test_vmalloc'])
+
+    def test_failed_benchmark_is_a_failed_case(self) -> None:
+        line = self.SUMMARY.replace('passed: 1 failed: 0',
+                                    'passed: 0 failed: 1')
+        self.assertIn('not ok 1 vmap_contig_chunks_test',
+                      ktap.split_kunit_boot([line])['test_vmalloc'])
+
+    def test_no_benchmark_no_suite(self) -> None:
+        self.assertNotIn('test_vmalloc', ktap.split_kunit_boot(['boot\n']))
 
 
 class SummaryTest(unittest.TestCase):

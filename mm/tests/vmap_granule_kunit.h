@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the vmap granule suite (vmap_granule_kunit.c) judges vmap() by,
+ * apart from the code that judges, so that it can be reviewed on its own:
+ * the blocks the architecture offers, the shapes of pages[] the suite maps
+ * (named, and generated from a seed), and the mappings the named shapes
+ * must get at each page size, written out by hand from the architecture,
+ * with the notation they are written in.
+ */
+#ifndef _MM_TESTS_VMAP_GRANULE_KUNIT_H
+#define _MM_TESTS_VMAP_GRANULE_KUNIT_H
+
+#include <kunit/test.h>
+#include <linux/ctype.h>
+#include <linux/string.h>
+#include <linux/mm.h>
+#include <linux/pgtable.h>
+#include <linux/prandom.h>
+#include <linux/vmalloc.h>
+
+#include "../internal.h"
+
+enum granule { G_NONE, G_PTE, G_CONT, G_PMD, G_PUD, NR_GRANULES };
+
+static const char * const granule_names[NR_GRANULES] = {
+	"none", "PTE", "cont-PTE", "PMD", "PUD",
+};
+
+/*
+ * What the architecture itself can map vmap() areas with, from its own
+ * constants, never from the hooks under test: arm64 PMD sections and
+ * cont-PTE blocks of CONT_PTE_SHIFT at every page size; x86-64 2M pages,
+ * which 4-level and 5-level paging always have (PSE is a 32-bit paging
+ * feature; UML's CONFIG_X86_64 has no kernel page tables of its own here).
+ */
+static bool arch_states_granules(void)
+{
+#if defined(CONFIG_ARM64) || (defined(CONFIG_X86_64) && !defined(CONFIG_UML))
+	return true;
+#else
+	return false;
+#endif
+}
+
+static bool arch_offers_pmd(void)
+{
+	return arch_states_granules();
+}
+
+static unsigned int arch_cont_shift(void)
+{
+#ifdef CONFIG_ARM64
+	return CONT_PTE_SHIFT;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * The one refusal of an offered block a hook may make: arm64 kernels whose
+ * arch_vmap_pmd_supported() says no with PTDUMP_DEBUGFS, as their
+ * asm/vmalloc.h documents ("SW table walks can't handle removal of
+ * intermediate entries").  nohugevmalloc is the other, and vmap_allow_huge
+ * says so.
+ */
+static bool pmd_refusal_documented(void)
+{
+	return IS_ENABLED(CONFIG_ARM64) && IS_ENABLED(CONFIG_PTDUMP_DEBUGFS) &&
+	       !arch_vmap_pmd_supported(PAGE_KERNEL);
+}
+
+/*
+ * The blocks the model expects vmap() to map with: what the architecture
+ * offers, less what nohugevmalloc or a documented refusal turns off.  A
+ * hook that refuses for no documented reason is not followed: the pages it
+ * costs fail.
+ */
+static bool model_pmd(void)
+{
+	return vmap_allow_huge && arch_offers_pmd() && !pmd_refusal_documented();
+}
+
+static unsigned int model_cont_shift(void)
+{
+	return vmap_allow_huge ? arch_cont_shift() : 0;
+}
+
+/*
+ * The smallest block the architecture offers, as a shift; 0 for none, and
+ * after nohugevmalloc: then the model expects base pages wherever the area
+ * lands, and a kernel that maps them is checked, not skipped.
+ */
+static unsigned int arch_block_shift(void)
+{
+	if (!vmap_allow_huge)
+		return 0;
+	if (arch_cont_shift())
+		return arch_cont_shift();
+	return arch_offers_pmd() ? PMD_SHIFT : 0;
+}
+
+/* A mid-sized chunk: the cont-PTE order, or half a PMD where there is none. */
+static unsigned int cont_order(void)
+{
+#ifdef CONFIG_ARM64
+	return CONT_PTE_SHIFT - PAGE_SHIFT;
+#else
+	return (PMD_SHIFT - PAGE_SHIFT) / 2;
+#endif
+}
+
+static unsigned int pmd_order(void)
+{
+	return PMD_SHIFT - PAGE_SHIFT;
+}
+
+/*
+ * Shapes of pages[]: a list of pieces, each taken from one allocation.
+ * Orders are symbolic and resolved against the running kernel.
+ */
+enum piece_kind { NO_PIECE, ORDER0, SPLIT, COMPOUND, SCATTERED };
+enum piece_order { O_ZERO, O_CONT, O_PMD, O_TWO_PMD, O_HALF_PMD };
+
+struct piece {
+	enum piece_kind kind;
+	enum piece_order order;
+	unsigned char trim_head;	/* pages left out at the start */
+	unsigned char trim_tail;	/* pages left out at the end */
+	bool reversed;			/* pages in descending order */
+};
+
+#define MAX_PIECES 6
+
+struct vmap_shape {
+	const char *name;
+	struct piece pieces[MAX_PIECES];
+	/* Every run naturally aligned, as AUX chunks are: so must the area be. */
+	bool aligned_runs;
+	/*
+	 * Pages no AUX buffer is made of (trimmed or reversed pieces): the
+	 * rules still hold for them, but a vmap() that relies on its callers
+	 * giving whole chunks in ascending order may differ; strict only.
+	 */
+	bool beyond_aux;
+};
+
+#define P0		{ ORDER0 }
+#define SPLIT_CONT	{ SPLIT, O_CONT }
+#define SPLIT_PMD	{ SPLIT, O_PMD }
+
+static const struct vmap_shape vmap_shapes[] = {
+	{ "single_page", { P0 } },
+	{ "scattered", { { SCATTERED, O_CONT } } },
+	{ "split_cont", { SPLIT_CONT }, true },
+	{ "split_pmd", { SPLIT_PMD }, true },
+	{ "compound_cont", { { COMPOUND, O_CONT } }, true },
+	{ "compound_pmd", { { COMPOUND, O_PMD } }, true },
+	{ "aux_like", { SPLIT_PMD, SPLIT_CONT, SPLIT_CONT, P0, P0 }, true },
+	{ "order0_first", { P0, P0, SPLIT_PMD, SPLIT_CONT } },
+	{ "large_between_order0",
+	  { SPLIT_CONT, P0, SPLIT_PMD, P0, SPLIT_CONT } },
+	{ "order0_interleaved", { P0, SPLIT_CONT, P0, SPLIT_CONT, P0 } },
+	{ "pfn_misaligned_pmd", { { SPLIT, O_PMD, 1 } } },
+	/*
+	 * Holds an aligned PMD physically, so the area is PMD aligned, but
+	 * every VA-aligned PMD of it is one page off in physical memory.
+	 */
+	{ "pfn_misaligned_two_pmd", { { SPLIT, O_TWO_PMD, 1 } } },
+	{ "pfn_misaligned_cont", { { SPLIT, O_CONT, 1 } } },
+	{ "one_short_of_cont", { { SPLIT, O_CONT, 0, 1 } }, true },
+	{ "one_short_of_pmd", { { SPLIT, O_PMD, 0, 1 } }, true },
+	{ "several_pmd", { SPLIT_PMD, SPLIT_PMD, SPLIT_PMD, SPLIT_PMD }, true },
+	{ "reversed_pmd", { { SPLIT, O_PMD, 0, 0, true } } },
+	/*
+	 * An AUX buffer whose second chunk fell back one order: rb_alloc_aux()
+	 * asks the highest order again for the next, so every later chunk sits
+	 * half a PMD off and can have cont-PTE blocks, not PMDs.  A scan that
+	 * gives up at the first run shorter than a PMD maps them with PTEs.
+	 */
+	{ "aux_fallback_once",
+	  { SPLIT_PMD, { SPLIT, O_HALF_PMD }, SPLIT_PMD, SPLIT_PMD }, true },
+	/* Two such chunks: the one after them is on a PMD boundary again. */
+	{ "aux_fallback_realigned",
+	  { SPLIT_PMD, { SPLIT, O_HALF_PMD }, { SPLIT, O_HALF_PMD }, SPLIT_PMD },
+	  true },
+};
+
+/*
+ * Generated shapes: pieces of every kind and order (up to two PMDs), trimmed
+ * at either end, reversed, in any order.  Scattered pieces are runs of
+ * single pages, so a large run after them may start at an aligned index
+ * again: where a scan that gives up at the first small page would miss it.
+ */
+#define NR_GEN_SHAPES 200
+
+static struct vmap_shape gen_shapes[NR_GEN_SHAPES];
+static char gen_names[NR_GEN_SHAPES][KUNIT_PARAM_DESC_SIZE];
+
+static u32 pick(struct rnd_state *rnd, u32 n)
+{
+	return prandom_u32_state(rnd) % n;
+}
+
+static void gen_piece(struct rnd_state *rnd, struct piece *p)
+{
+	static const enum piece_kind kinds[] = {
+		ORDER0, SPLIT, SPLIT, SPLIT, COMPOUND, SCATTERED, SCATTERED,
+	};
+	static const enum piece_order orders[] = {
+		O_CONT, O_CONT, O_PMD, O_PMD, O_TWO_PMD,
+	};
+
+	p->kind = kinds[pick(rnd, ARRAY_SIZE(kinds))];
+	p->order = p->kind == ORDER0 ? O_ZERO :
+		   orders[pick(rnd, ARRAY_SIZE(orders) - (p->kind == SCATTERED))];
+	/*
+	 * Where two PMDs are more than the page allocator hands out at once
+	 * (16K pages: a PMD is MAX_PAGE_ORDER), a PMD: a shape that can never
+	 * be built tests nothing.
+	 */
+	if (p->order == O_TWO_PMD && pmd_order() + 1 > MAX_PAGE_ORDER)
+		p->order = O_PMD;
+	if (p->kind != SPLIT)
+		return;
+	p->trim_head = !pick(rnd, 6);
+	p->trim_tail = !pick(rnd, 6);
+	p->reversed = !pick(rnd, 10);
+}
+
+/* The shape as a name: kind.order[h][t][r] for each piece. */
+static void gen_name(char *buf, unsigned int i, const struct vmap_shape *shape)
+{
+	static const char kind[] = { '-', '0', 's', 'c', 'x' };
+	static const char order[] = { '0', 'c', 'p', 'P' };
+	const struct piece *p;
+	int n = scnprintf(buf, KUNIT_PARAM_DESC_SIZE, "gen%03u", i);
+
+	for (p = shape->pieces; p < shape->pieces + MAX_PIECES && p->kind; p++)
+		n += scnprintf(buf + n, KUNIT_PARAM_DESC_SIZE - n, "_%c%c%s%s%s",
+			       kind[p->kind], order[p->order],
+			       p->trim_head ? "h" : "", p->trim_tail ? "t" : "",
+			       p->reversed ? "r" : "");
+}
+
+static void gen_build_shapes(unsigned long seed)
+{
+	struct rnd_state rnd;
+	unsigned int i, k, nr;
+
+	prandom_seed_state(&rnd, seed);
+	for (i = 0; i < NR_GEN_SHAPES; i++) {
+		struct vmap_shape *shape = &gen_shapes[i];
+
+		memset(shape, 0, sizeof(*shape));
+		nr = 1 + pick(&rnd, MAX_PIECES);
+		shape->aligned_runs = true;
+		for (k = 0; k < nr; k++) {
+			struct piece *p = &shape->pieces[k];
+
+			gen_piece(&rnd, p);
+			if (p->trim_head || p->trim_tail)
+				shape->aligned_runs = false;
+			if (p->trim_head || p->trim_tail || p->reversed)
+				shape->beyond_aux = true;
+		}
+		gen_name(gen_names[i], i, shape);
+		shape->name = gen_names[i];
+	}
+}
+
+/*
+ * The named shapes' mappings, written out from the architecture's blocks
+ * for each configuration: arm64 at 4K (PMD 512 pages, cont-PTE 16), 16K
+ * (2048, 128) and 64K (8192, 32), and x86-64 (PMD 512 pages, no PTE-level
+ * block; its "cont" pieces are 16 pages).  Each string lists the entries in
+ * address order, a letter for the granule and the count of entries in a
+ * row: P PMD block, C cont-PTE block, T PTE.  A row holds for any area
+ * aligned to @align (the shape's AUX-like runs require it; for the others
+ * it is what the row assumes).  NULL: the shape cannot be built there (two
+ * PMDs above MAX_PAGE_ORDER at 16K and 64K).
+ */
+enum table_config { T_ARM64_4K, T_ARM64_16K, T_ARM64_64K, T_X86_64,
+		    NR_TABLE_CONFIGS };
+
+struct vmap_table_row {
+	const char *shape;
+	enum granule align;
+	const char *entries[NR_TABLE_CONFIGS];
+};
+
+static const struct vmap_table_row vmap_table[] = {
+	/*			4K		16K		64K		x86-64 */
+	{ "single_page", G_PTE,
+	  { "T1",	"T1",		"T1",		"T1" } },
+	{ "scattered", G_PTE,
+	  { "T16",	"T128",		"T32",		"T16" } },
+	{ "split_cont", G_CONT,
+	  { "C1",	"C1",		"C1",		"T16" } },
+	{ "split_pmd", G_PMD,
+	  { "P1",	"P1",		"P1",		"P1" } },
+	{ "compound_cont", G_CONT,
+	  { "C1",	"C1",		"C1",		"T16" } },
+	{ "compound_pmd", G_PMD,
+	  { "P1",	"P1",		"P1",		"P1" } },
+	/* PMD, two cont chunks, two pages */
+	{ "aux_like", G_PMD,
+	  { "P1 C2 T2",	"P1 C2 T2",	"P1 C2 T2",	"P1 T34" } },
+	/* the PMD chunk two pages into a PMD-aligned area: nothing aligned */
+	{ "order0_first", G_PMD,
+	  { "T530",	"T2178",	"T8226",	"T530" } },
+	/* only the first cont chunk starts at an aligned address */
+	{ "large_between_order0", G_PMD,
+	  { "C1 T530",	"C1 T2178",	"C1 T8226",	"T546" } },
+	{ "order0_interleaved", G_CONT,
+	  { "T35",	"T259",		"T67",		"T35" } },
+	/* every page one page off its physical alignment */
+	{ "pfn_misaligned_pmd", G_CONT,
+	  { "T511",	"T2047",	"T8191",	"T511" } },
+	{ "pfn_misaligned_two_pmd", G_PMD,
+	  { "T1023",	NULL,		NULL,		"T1023" } },
+	{ "pfn_misaligned_cont", G_PTE,
+	  { "T15",	"T127",		"T31",		"T15" } },
+	{ "one_short_of_cont", G_PTE,
+	  { "T15",	"T127",		"T31",		"T15" } },
+	/* the cont blocks of a PMD but the last */
+	{ "one_short_of_pmd", G_CONT,
+	  { "C31 T15",	"C15 T127",	"C255 T31",	"T511" } },
+	{ "several_pmd", G_PMD,
+	  { "P4",	"P4",		"P4",		"P4" } },
+	{ "reversed_pmd", G_PTE,
+	  { "T512",	"T2048",	"T8192",	"T512" } },
+	/* half a PMD, then two PMD chunks half a PMD off: cont blocks */
+	{ "aux_fallback_once", G_PMD,
+	  { "P1 C80",	"P1 C40",	"P1 C640",	"P1 T1280" } },
+	/* two halves, and the last chunk on a PMD boundary again */
+	{ "aux_fallback_realigned", G_PMD,
+	  { "P1 C32 P1", "P1 C16 P1",	"P1 C256 P1",	"P1 T512 P1" } },
+};
+
+/* The table's column for the running kernel, or -1 where it has none. */
+static int table_config(void)
+{
+#if defined(CONFIG_ARM64)
+	switch (PAGE_SHIFT) {
+	case 12:
+		return T_ARM64_4K;
+	case 14:
+		return T_ARM64_16K;
+	case 16:
+		return T_ARM64_64K;
+	}
+#elif defined(CONFIG_X86_64) && !defined(CONFIG_UML)
+	if (PAGE_SHIFT == 12)
+		return T_X86_64;
+#endif
+	return -1;
+}
+
+static unsigned long granule_size(enum granule g)
+{
+	switch (g) {
+	case G_PUD:
+		return PUD_SIZE;
+	case G_PMD:
+		return PMD_SIZE;
+	case G_CONT:
+		return arch_cont_shift() ? 1UL << arch_cont_shift() : PAGE_SIZE;
+	default:
+		return PAGE_SIZE;
+	}
+}
+
+#define ENTRIES_LEN 64
+
+/*
+ * The entries that map @g[0..@nr) of an area at @va0, in the table's
+ * notation; an entry starts at a PTE, or where a block's granule changes
+ * or its address is aligned to the block.  Returns the number of entries.
+ */
+static unsigned int entries_string(char *buf, const enum granule *g,
+				   unsigned int nr, unsigned long va0)
+{
+	static const char letter[NR_GRANULES] = { '-', 'T', 'C', 'P', 'U' };
+	unsigned int i, run = 0, total = 0;
+	int n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < nr; i++) {
+		unsigned long va = va0 + ((unsigned long)i << PAGE_SHIFT);
+		bool starts = g[i] <= G_PTE || !i || g[i - 1] != g[i] ||
+			      IS_ALIGNED(va, granule_size(g[i]));
+
+		if (!starts)
+			continue;
+		total++;
+		if (i && g[i - 1] != g[i]) {
+			n += scnprintf(buf + n, ENTRIES_LEN - n, "%s%c%u",
+				       n ? " " : "", letter[g[i - 1]], run);
+			run = 0;
+		}
+		run++;
+	}
+	if (nr)
+		scnprintf(buf + n, ENTRIES_LEN - n, "%s%c%u", n ? " " : "",
+			  letter[g[nr - 1]], run);
+	return total;
+}
+
+/* The entries a row's string counts: the sum of its numbers. */
+static unsigned int table_entries(const char *row)
+{
+	unsigned int total = 0, n = 0;
+
+	for (; *row; row++) {
+		if (isdigit(*row)) {
+			n = n * 10 + (*row - '0');
+		} else {
+			total += n;
+			n = 0;
+		}
+	}
+	return total + n;
+}
+
+static const struct vmap_shape *shape_named(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(vmap_shapes); i++)
+		if (!strcmp(vmap_shapes[i].name, name))
+			return &vmap_shapes[i];
+	return NULL;
+}
+
+#endif /* _MM_TESTS_VMAP_GRANULE_KUNIT_H */
