@@ -8,11 +8,13 @@
 # default base (mainline) serves the reference, and ccache serves most of it
 # to the stock control and the mutants:
 #  host        host unit tests of the glue (scripts/tests);
-#  reference   the reference kernel, arm64-4k: every suite passes, on the
-#              default boot and with vmap_granule_kunit.strict=1;
+#  reference   the reference kernel, arm64-4k (its granule KUnit suite built
+#              strict): every suite passes, on the default boot and with
+#              the kselftests strict (perf_aux.strict);
 #  stock       the stock kernel (the negative control): the AUX allocator,
 #              map, integrity and wrap suites pass, the granule cases skip
-#              with "vmap() maps base pages only", and fail when strict;
+#              with "vmap() maps base pages only", and fail when built
+#              strict;
 #  mutants     one kernel mutant of each family (AUX allocator, vmap/arm64,
 #              synthetic PMU), each killed by the suite written for it;
 #  lava_schema the LAVA jobs and test definition against lava_common's
@@ -351,6 +353,15 @@ privilege_runs()
 DESTRUCTIVE_TESTS="fault_test fragment_test soak_test"
 DESTRUCTIVE_SKIP=$(sed -n 's/^#define NOT_DESTRUCTIVE "\(.*\)"$/\1/p' \
 	"$PERF_AUX_ROOT/tools/testing/selftests/perf_aux/aux_common.h")
+
+# kunitpy_runs: scripts/kunit.sh --series, its lines and its verdict.
+kunitpy_runs()
+{
+	local rc=0
+
+	"$PERF_AUX_ROOT/scripts/kunit.sh" --series || rc=$?
+	verdict "$rc" "kunit.py in the series tree: each kunitconfig on x86_64, arm64 and UML, UML with every test option, KernelCI's kunit-x86_64"
+}
 
 # within_timeout RESULTS: each kselftest program's time on the guest (the
 # init's "PERF_AUX: time" lines) within the timeout of the directory's
@@ -755,14 +766,20 @@ count_line()
 }
 
 # line_checks CMD ARGS...: a command that prints its own expectations as
-# check lines (the LAVA checks, the series), counted here.
+# check lines (the LAVA checks, the series), counted here.  A command that
+# fails without a failed check line of its own (it died, or checked
+# nothing) is a failed check too.
 line_checks()
 {
-	local line
+	local line out rc=0 failed=0
 
+	out=$("$@" 2>&1) || rc=$?
 	while read -r line; do
 		count_line "$line"
-	done < <("$@" 2>&1)
+		case "$line" in "not ok - "*) failed=1 ;; esac
+	done <<< "$out"
+	[ "$rc" -eq 0 ] || [ "$failed" -eq 1 ] ||
+		verdict 1 "$(basename "$1") ${2:-} exited $rc with no failed check"
 }
 
 # make check's stages that build no kernel and boot nothing run beside the
@@ -811,8 +828,8 @@ beside_end()
 # ones.
 QUICK_STAGES="host reference stock mutants series lava_schema"
 FULL_STAGES="host reference stock sanitize peers aux_mutants vmap_mutants
-	module_mutants perf_core_mutants targets series series_mbox privilege
-	custom lava lava_lab integrations testdefs"
+	module_mutants perf_core_mutants targets series kunitpy series_mbox
+	privilege custom lava lava_lab integrations testdefs"
 # Stages of the full tier that run on the default base only: the other
 # page sizes, and the perf core's mutants (code no base's own patches
 # change), prove the same on every base.  Named with BASE, they run there.
@@ -820,7 +837,7 @@ DEFAULT_BASE_STAGES="targets perf_core_mutants"
 # Stages of the full tier that run once, not once per base.
 ONCE_STAGES="host series series_mbox privilege custom lava lava_lab lava_schema"
 # (one line each: main() matches " $ONCE_STAGES " word by word on spaces)
-ONCE_STAGES="$ONCE_STAGES integrations testdefs"
+ONCE_STAGES="$ONCE_STAGES integrations testdefs kunitpy"
 
 stage_times=()
 
@@ -875,8 +892,17 @@ run_stage()
 			timed "$BASE perf core mutants" \
 			run_module_mutants "$mutants/perf_core" ;;
 	lava) timed "LAVA jobs, lava-run" line_checks "$PERF_AUX_ROOT/scripts/lava/check.sh" ;;
-	series) timed "$BASE patch series (make series)" line_checks \
-		"$PERF_AUX_ROOT/scripts/series.sh" --check ;;
+	series)
+		if [ -n "$FULL" ]; then
+			timed "$BASE patch series (make series), a kernel per prefix" \
+				line_checks "$PERF_AUX_ROOT/scripts/series.sh" --check \
+				--kernel-prefixes
+		else
+			timed "$BASE patch series (make series)" line_checks \
+				"$PERF_AUX_ROOT/scripts/series.sh" --check
+		fi ;;
+	# kunit.py in the tree series.sh --check leaves, as its users run it.
+	kunitpy) timed "$BASE kunit.py in the series tree" kunitpy_runs ;;
 	series_mbox) timed "$BASE SERIES= the reference patches as an mbox" series_mbox_run ;;
 	privilege) timed "$BASE reference kernel, unprivileged and failed setups" \
 		privilege_runs ;;

@@ -16,8 +16,11 @@
 # --arch=arm64, and on UML (kunit.py's default), with kunit.py's defaults
 # otherwise; then KernelCI's kunit-x86_64 form (config, build, exec --json
 # with kunit.py's default kunitconfig, CONFIG_KUNIT_ALL_TESTS=y), our
-# suites' results read from its JSON.  One line per run; build directories
-# in $PERF_AUX_CACHE/kunitpy/.  Exit 1 if a run that should pass did not.
+# suites' results read from its JSON; and a UML build with every test
+# option of the series UML can have.  KUNITPY_ARCHS (default "x86_64 arm64
+# um") chooses the architectures of the kunitconfig runs, KUNITPY_KERNELCI=0
+# leaves KernelCI's form out.  One line per run; build directories in
+# $PERF_AUX_CACHE/kunitpy/.  Exit 1 if a run that should pass did not.
 
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -235,7 +238,7 @@ series_runs()
 	cd "$tree"
 	for entry in $SERIES_SUITES; do
 		kc=${entry%%:*} suite=${entry##*:}
-		for arch in x86_64 arm64 um; do
+		for arch in ${KUNITPY_ARCHS:-x86_64 arm64 um}; do
 			log=$out/$arch-$suite.log
 			CROSS=
 			[ "$arch" != arm64 ] || CROSS=aarch64-linux-gnu-
@@ -256,6 +259,20 @@ series_runs()
 			esac
 		done
 	done
+
+	# UML with every test option of the series it can have, built: the
+	# kernel test robot's allmodconfig and randconfig builds of UML reach
+	# them.  Those that need perf events cannot be set there; kunit.py
+	# names them.
+	log=$out/um-all-options.log
+	rc=0
+	kunit_py "$dirs/um-all" "$log" build \
+		--kunitconfig=mm/tests/vmap_granule_kunit.kunitconfig \
+		--kconfig_add=CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT=y \
+		--kconfig_add=CONFIG_TEST_VMALLOC=y || rc=$?
+	echo "kunit.py build (UML) with every test option UML has: rc=$rc"
+	[ "$rc" -eq 0 ] || fail=1
+	[ "${KUNITPY_KERNELCI:-1}" = 1 ] || return "$fail"
 
 	# KernelCI's kunit-x86_64: its three steps, its JSON.
 	log=$out/kernelci-x86_64.log

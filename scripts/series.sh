@@ -7,7 +7,7 @@
 # part and the suite's files it adds, with the commit message written there.
 # The patches go to out/series/<base>/.
 #
-# Usage: scripts/series.sh [--check]
+# Usage: scripts/series.sh [--check [--kernel-prefixes]]
 #
 # --check proves what a maintainer would try first, one "ok -"/"not ok -"
 # line each: the series has at least SERIES_MIN_PATCHES patches, none adding
@@ -19,6 +19,10 @@
 # per prefix would cost a cold build each); and that tree holds the same
 # files as the staged stock tree, so the stock run's KUnit results are the
 # series' own (the KUnit run reuses that build).
+#
+# --kernel-prefixes (make check-full) also builds the arm64 kernel at every
+# patch that changes it, with every test option of the series the tree has
+# so far, in one build directory from prefix to prefix.
 #
 # A part's hook-up is "-" where it has none.  The kselftests come in parts
 # (the helpers, then a program or two each): the perf_aux Makefile of each
@@ -38,6 +42,8 @@ SERIES_MIN_PATCHES=9
 SERIES_MAX_ADDED=1000
 CHECK=
 [ "${1:-}" != --check ] || CHECK=1
+KERNEL_PREFIXES=
+[ "${2:-}" != --kernel-prefixes ] || KERNEL_PREFIXES=1
 
 BASE=${BASE:-$(default_base)}
 check_base "$BASE"
@@ -339,6 +345,38 @@ headers_install()
 # after each that changes the kselftests, those of that prefix built (with
 # that prefix's Makefile, into BUILD, afresh at the first: a program is
 # compiled in the prefix that adds it, so its warnings show there).
+# The series' test options (not VMAP_GRANULE_KUNIT_TEST_STRICT: the plain
+# base does not carry large vmap).
+SERIES_OPTIONS="PERF_AUX_ALLOC_KUNIT_TEST VMAP_GRANULE_KUNIT_TEST TEST_VMALLOC
+	TEST_AUX_PMU"
+
+# kernel_prefix TREE N PATCH: the arm64 kernel of the first N patches
+# (kunit.py's arm64 configuration) with each of SERIES_OPTIONS that a
+# Kconfig file of TREE declares by then; where that is a KUnit suite,
+# kunit.py runs it too (test_vmalloc runs nothing: its own parameters).
+kernel_prefix()
+{
+	local tree=$1 n=$2 frag=$WORK/prefix-$2.kunitconfig opt rc=0 t0=$SECONDS
+	local -a how=(build)
+
+	printf 'CONFIG_KUNIT=y\nCONFIG_PERF_EVENTS=y\n' > "$frag"
+	for opt in $SERIES_OPTIONS; do
+		! grep -rqx --include='Kconfig*' "config $opt" "$tree/lib" "$tree/mm" ||
+			echo "CONFIG_$opt=y" >> "$frag"
+	done
+	grep -q 'KUNIT_TEST=y' "$frag" &&
+		how=(run --timeout=900 --kernel_args=panic=-1
+		     "--kernel_args=$(vmalloc_args - off)"
+		     "--qemu_args=-m $GUEST_MEMORY_MIB -cpu $ARM64_QEMU_CPU")
+	(cd "$tree" && python3 tools/testing/kunit/kunit.py "${how[@]}" --arch=arm64 \
+		--cross_compile=aarch64-linux-gnu- --build_dir="$WORK/kbuild" \
+		--kunitconfig="$frag" --jobs="$(nproc)" \
+		--make_options="CC=ccache aarch64-linux-gnu-gcc") \
+		> "$WORK/kernel-$n.log" 2>&1 || rc=$?
+	[ "$rc" -eq 0 ] || tail -20 "$WORK/kernel-$n.log"
+	result $rc "$(basename "$3"): with the $n patches so far, the arm64 kernel builds with $(grep -c 'TEST' "$frag") test options$([ "${how[0]}" = build ] || echo ", its KUnit suites pass: $(grep -o 'Ran [0-9]* tests.*' "$WORK/kernel-$n.log" | tail -1)") ($((SECONDS - t0)) s)"
+}
+
 check_prefixes()
 {
 	local tree=$1 build=$2 patch rc=0 n=0 built=0 progs
@@ -356,6 +394,10 @@ check_prefixes()
 		   ! headers_install "$tree" "$build"; then
 			result 1 "$(basename "$patch"): make headers_install"
 			return 0
+		fi
+		if [ -n "$KERNEL_PREFIXES" ] && grep '^diff --git a/' "$patch" |
+		   grep -qv '^diff --git a/\(tools/\|MAINTAINERS \)'; then
+			kernel_prefix "$tree" "$n" "$patch"
 		fi
 		grep -q "^diff --git a/$KSFT/" "$patch" || continue
 		built=$((built + 1))
