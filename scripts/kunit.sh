@@ -234,7 +234,8 @@ series_runs()
 
 	[ -x "$tree/tools/testing/kunit/kunit.py" ] ||
 		die "no kernel tree with kunit.py at $tree (scripts/series.sh --check)"
-	mkdir -p "$out"
+	# kunit.py makes its build directory with os.mkdir(): the parent first.
+	mkdir -p "$out" "$dirs"
 	cd "$tree"
 	for entry in $SERIES_SUITES; do
 		kc=${entry%%:*} suite=${entry##*:}
