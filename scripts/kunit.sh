@@ -55,16 +55,9 @@ kunit_build()
 kunit_exec()
 {
 	local log=$1 rc=0
-	local -a tcg=()
 
 	shift
-	# kunit.py asks QEMU for KVM first.  Where a machine offers it nested,
-	# the x86_64 guest died of an "emulation failure" (cmpxchg16b); the
-	# kselftest boot runs under TCG, and so does this one: /dev/kvm is
-	# hidden from it.
-	[ ! -e /dev/kvm ] || tcg=(unshare --mount -- sh -c \
-		'mount --bind /dev/null /dev/kvm && exec "$@"' sh)
-	timeout 900 "${tcg[@]}" python3 tools/testing/kunit/kunit.py exec "$@" \
+	without_kvm timeout 900 python3 tools/testing/kunit/kunit.py exec "$@" \
 		> "$log" 2>&1 || rc=$?
 	grep -E '^\[..:..:..\] (Testing complete|Elapsed)' "$log" || true
 	return "$rc"
@@ -196,27 +189,6 @@ main()
 # The suites of the series: kunitconfig and KUnit suite name.
 SERIES_SUITES="kernel/events/ring_buffer_kunit.kunitconfig:perf_aux_alloc
 	mm/tests/vmap_granule_kunit.kunitconfig:vmap_granule"
-
-# kunit_py DIR LOG ARG...: the tree's kunit.py under TCG (/dev/kvm hidden,
-# as in kunit_exec), its last lines kept; the exit status is kunit.py's.
-kunit_py()
-{
-	local build=$1 log=$2 rc=0
-	local -a tcg=() opts=()
-
-	shift 2
-	[ ! -e /dev/kvm ] || tcg=(unshare --mount -- sh -c \
-		'mount --bind /dev/null /dev/kvm && exec "$@"' sh)
-	case $1 in
-	run) opts=(--jobs="$(nproc)" --timeout=900) ;;
-	build) opts=(--jobs="$(nproc)") ;;
-	exec) opts=(--timeout=900) ;;
-	esac
-	timeout 1800 "${tcg[@]}" python3 tools/testing/kunit/kunit.py "$@" \
-		--build_dir="$build" "${opts[@]}" \
-		--make_options="CC=ccache ${CROSS:-}gcc" > "$log" 2>&1 || rc=$?
-	return "$rc"
-}
 
 # summary LOG: kunit.py's verdict, or the reason it stopped.
 summary()

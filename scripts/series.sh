@@ -361,18 +361,16 @@ kernel_prefix()
 
 	printf 'CONFIG_KUNIT=y\nCONFIG_PERF_EVENTS=y\n' > "$frag"
 	for opt in $SERIES_OPTIONS; do
-		! grep -rqx --include='Kconfig*' "config $opt" "$tree/lib" "$tree/mm" ||
+		! grep -rqx --include='Kconfig*' "config $opt" "$tree" ||
 			echo "CONFIG_$opt=y" >> "$frag"
 	done
 	grep -q 'KUNIT_TEST=y' "$frag" &&
-		how=(run --timeout=900 --kernel_args=panic=-1
+		how=(run --kernel_args=panic=-1
 		     "--kernel_args=$(vmalloc_args - off)"
 		     "--qemu_args=-m $GUEST_MEMORY_MIB -cpu $ARM64_QEMU_CPU")
-	(cd "$tree" && python3 tools/testing/kunit/kunit.py "${how[@]}" --arch=arm64 \
-		--cross_compile=aarch64-linux-gnu- --build_dir="$WORK/kbuild" \
-		--kunitconfig="$frag" --jobs="$(nproc)" \
-		--make_options="CC=ccache aarch64-linux-gnu-gcc") \
-		> "$WORK/kernel-$n.log" 2>&1 || rc=$?
+	(cd "$tree" && CROSS=aarch64-linux-gnu- kunit_py "$WORK/kbuild" \
+		"$WORK/kernel-$n.log" "${how[@]}" --arch=arm64 \
+		--cross_compile=aarch64-linux-gnu- --kunitconfig="$frag") || rc=$?
 	[ "$rc" -eq 0 ] || tail -20 "$WORK/kernel-$n.log"
 	result $rc "$(basename "$3"): with the $n patches so far, the arm64 kernel builds with $(grep -c 'TEST' "$frag") test options$([ "${how[0]}" = build ] || echo ", its KUnit suites pass: $(grep -o 'Ran [0-9]* tests.*' "$WORK/kernel-$n.log" | tail -1)") ($((SECONDS - t0)) s)"
 }
