@@ -354,12 +354,14 @@ SERIES_OPTIONS="PERF_AUX_ALLOC_KUNIT_TEST VMAP_GRANULE_KUNIT_TEST TEST_VMALLOC
 # (kunit.py's arm64 configuration) with each of SERIES_OPTIONS that a
 # Kconfig file of TREE declares by then; where that is a KUnit suite,
 # kunit.py runs it too (test_vmalloc runs nothing: its own parameters).
+# DEBUG_FS: the synthetic PMUs report there (kunit.py's arm64
+# configuration leaves it out), as the kselftests' config asks.
 kernel_prefix()
 {
 	local tree=$1 n=$2 frag=$WORK/prefix-$2.kunitconfig opt rc=0 t0=$SECONDS
 	local -a how=(build)
 
-	printf 'CONFIG_KUNIT=y\nCONFIG_PERF_EVENTS=y\n' > "$frag"
+	printf 'CONFIG_KUNIT=y\nCONFIG_PERF_EVENTS=y\nCONFIG_DEBUG_FS=y\n' > "$frag"
 	for opt in $SERIES_OPTIONS; do
 		! grep -rqx --include='Kconfig*' "config $opt" "$tree" ||
 			echo "CONFIG_$opt=y" >> "$frag"
