@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host tests of perf_aux.series (scripts/series.sh, make series): the
+parts of scripts/series/parts, each prefix's kselftest Makefile, the
+MAINTAINERS lines, the checks' figures and the lines they print.  The
+series itself (git, checkpatch, the kselftest builds) is the series
+stage's of make check."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from typing import Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.dirname(HERE)
+ROOT = os.path.dirname(SCRIPTS)
+sys.path.insert(0, SCRIPTS)
+from perf_aux import series, shell  # noqa: E402
+
+MAKEFILE = """\
+# a comment naming gone_test and gone.c stays
+CFLAGS += -Wall
+
+TEST_GEN_PROGS :=
+TEST_GEN_PROGS += here_test
+TEST_GEN_PROGS += gone_test
+LOCAL_HDRS += here.h
+LOCAL_HDRS += gone.h
+
+include ../lib.mk
+
+$(OUTPUT)/here_test: here.c
+$(OUTPUT)/here_test: here.c gone.c
+$(OUTPUT)/gone_test: LDLIBS += -lpthread
+
+"""
+
+
+def patch(*files: str, message: str = 'a patch\n') -> str:
+    """A patch adding FILES, each "path:lines" (that many lines)."""
+    out = ['From 0 Mon Sep 17 00:00:00 2001', 'Subject: [PATCH] x', '',
+           message, '---']
+    for spec in files:
+        path, count = spec.split(':')
+        out += [f'diff --git a/{path} b/{path}', 'new file mode 100644',
+                '--- /dev/null', f'+++ b/{path}', f'@@ -0,0 +1,{count} @@']
+        out += [f'+line {i}' for i in range(int(count))]
+    return '\n'.join(out) + '\n'
+
+
+class PartsTest(unittest.TestCase):
+    def test_parse(self) -> None:
+        text = ('# comment\n\n'
+                'fix.txt   reference/0004\n'
+                'seam.txt\t0001\n'
+                '  tests.txt  -   a/b.c \t a/b.h\n'
+                'last.txt 0002 x.c')
+        self.assertEqual(
+            [series.Part('fix.txt', 'reference/0004', []),
+             series.Part('seam.txt', '0001', []),
+             series.Part('tests.txt', '-', ['a/b.c', 'a/b.h']),
+             series.Part('last.txt', '0002', ['x.c'])],
+            series.parse_parts(text))
+
+    def test_project_parts(self) -> None:
+        with open(os.path.join(SCRIPTS, 'series', 'parts')) as f:
+            parts = series.parse_parts(f.read())
+        self.assertGreaterEqual(len(parts), series.SERIES_MIN_PATCHES)
+        # The fixes come first, each a patch of the base's by path.
+        self.assertIn('/', parts[0].hook)
+        for part in parts:
+            self.assertTrue(os.path.isfile(
+                os.path.join(SCRIPTS, 'series', part.message)), part.message)
+            self.assertTrue(part.hook == '-' or part.hook[0].isdigit()
+                            or '/' in part.hook, part.hook)
+        # The kselftests' files all come in some part.
+        paths = {p for part in parts for p in part.paths}
+        ksft = os.path.join(ROOT, series.KSFT)
+        for name in os.listdir(ksft):
+            if name.endswith(('.c', '.h')):
+                self.assertIn(f'{series.KSFT}/{name}', paths)
+
+
+class MakefileTest(unittest.TestCase):
+    def test_names(self) -> None:
+        self.assertEqual(['map_test.c', 'aux_common.c', 'aux_report.c'],
+                         series.makefile_names(
+                             '$(OUTPUT)/map_test: aux_common.c aux_report.c'))
+        self.assertEqual(['aux_common.h'],
+                         series.makefile_names('LOCAL_HDRS += aux_common.h'))
+        self.assertEqual([], series.makefile_names('include ../lib.mk'))
+        self.assertEqual([], series.makefile_names('x.cc y_tests'))
+
+    def test_filter(self) -> None:
+        present = {'here_test.c', 'here.c', 'here.h'}
+        self.assertEqual(
+            '# a comment naming gone_test and gone.c stays\n'
+            'CFLAGS += -Wall\n\n'
+            'TEST_GEN_PROGS :=\n'
+            'TEST_GEN_PROGS += here_test\n'
+            'LOCAL_HDRS += here.h\n\n'
+            'include ../lib.mk\n\n'
+            '$(OUTPUT)/here_test: here.c\n',
+            series.filter_makefile(MAKEFILE, present.__contains__))
+
+    def test_all_present(self) -> None:
+        # Everything there: the Makefile less its blank lines at the end.
+        self.assertEqual(MAKEFILE.rstrip('\n') + '\n',
+                         series.filter_makefile(MAKEFILE, lambda name: True))
+
+    def test_project_makefile(self) -> None:
+        # All files there: the project's Makefile as it is.
+        with open(os.path.join(ROOT, series.KSFT, 'Makefile')) as f:
+            text = f.read()
+        ksft = os.path.join(ROOT, series.KSFT)
+        self.assertEqual(text, series.filter_makefile(
+            text, lambda name: os.path.exists(os.path.join(ksft, name))))
+        # The first kselftest part, the helpers alone: no program yet.
+        first = series.filter_makefile(
+            text, {'aux_common.c', 'aux_common.h'}.__contains__)
+        self.assertNotIn('_test', first)
+        self.assertIn('LOCAL_HDRS += aux_common.h\n', first)
+        self.assertNotIn('aux_trace.h', first)
+
+
+class MaintainersTest(unittest.TestCase):
+    MAINTAINERS = (b'FOO\nM:\tA <a@b>\nF:\ta/foo.c\nF:\tz/zz.c\n\n'
+                   b'PERFORMANCE EVENTS SUBSYSTEM\nM:\tP <p@q>\n'
+                   b'F:\tkernel/events/*\nF:\ttools/perf/\n\nZED\nF:\tz\n')
+
+    def test_line(self) -> None:
+        with tempfile.TemporaryDirectory() as root:
+            d = os.path.join(root, 'k')
+            os.makedirs(d)
+            for name in ('a.c', 'a.h', 'b.c'):
+                open(os.path.join(d, name), 'w').close()
+            def line(pattern: str, path: str) -> Optional[str]:
+                return series.maintainers_line(pattern, path, root)
+
+            # A .c and its .h: one line.
+            self.assertEqual('k/a.[ch]', line('k/', 'k/a.c'))
+            self.assertEqual('k/a.[ch]', line('k/', 'k/a.h'))
+            self.assertEqual('k/b.c', line('k/', 'k/b.c'))
+            # The directory itself: its own line.
+            self.assertEqual('k/', line('k/', 'k'))
+            self.assertEqual('x/y.c', line('x/y.c', 'x/y.c'))
+            self.assertIsNone(line('x/y.c', 'x/z.c'))
+            self.assertIsNone(line('k/', 'j/a.c'))
+            self.assertIsNone(line('', 'k/a.c'))
+
+    def test_insert(self) -> None:
+        out = series.insert_f_line(self.MAINTAINERS,
+                                   'PERFORMANCE EVENTS SUBSYSTEM',
+                                   'lib/test_aux_pmu.c')
+        self.assertEqual(self.MAINTAINERS.replace(
+            b'F:\ttools/perf/',
+            b'F:\tlib/test_aux_pmu.c\nF:\ttools/perf/'), out)
+        # Last in its section: before the blank line that ends it.
+        out = series.insert_f_line(self.MAINTAINERS,
+                                   'PERFORMANCE EVENTS SUBSYSTEM', 'zz.c')
+        self.assertEqual(self.MAINTAINERS.replace(
+            b'F:\ttools/perf/\n', b'F:\ttools/perf/\nF:\tzz.c\n'), out)
+        # The last section of the file, without a blank line after it:
+        # left as it is.
+        self.assertEqual(self.MAINTAINERS, series.insert_f_line(
+            self.MAINTAINERS, 'ZED', 'zz'))
+
+
+class MessageTest(unittest.TestCase):
+    def test_sign_off(self) -> None:
+        self.assertEqual('subject\n\nbody\n\nSigned-off-by: A <a@b>\n',
+                         series.commit_message('subject\n\nbody\n', 'A <a@b>'))
+        # A trailer block (Fixes:) takes the sign-off in.
+        self.assertEqual('s\n\nFixes: 0123 ("x")\nSigned-off-by: A <a@b>\n',
+                         series.commit_message('s\n\nFixes: 0123 ("x")\n',
+                                               'A <a@b>'))
+        self.assertEqual('s\n\n\nSigned-off-by: A <a@b>\n',
+                         series.commit_message('s\n\n', 'A <a@b>'))
+
+    def test_author(self) -> None:
+        self.assertEqual(['A B', 'a@b'], series.split_author('A B <a@b>'))
+        self.assertEqual(['x <y> z', 'w'], series.split_author('x <y> z <w>'))
+        self.assertEqual(['plain', 'plain'], series.split_author('plain'))
+
+
+class ChecksTest(unittest.TestCase):
+    def test_added(self) -> None:
+        text = patch('a.c:3', 'b.c:2', message='+ not counted\n+++ nor this')
+        self.assertEqual(5, series.patch_added(text))
+        self.assertEqual(0, series.patch_added('+x\n+++ y\n'))
+
+    def test_line(self) -> None:
+        self.assertEqual('ok - series: x', series.check_line(0, 'x'))
+        self.assertEqual('not ok - series: x', series.check_line(128, 'x'))
+
+    def test_checkpatch(self) -> None:
+        out = ('WARNING: x\n#1: FILE: a.c\n\n'
+               'total: 0 errors, 1 warnings, 0 checks, 12 lines checked\n\n'
+               'a.patch has style problems\n')
+        totals = series.checkpatch_totals(out)
+        self.assertEqual('0 errors, 1 warnings, 0 checks, 12 lines checked',
+                         totals)
+        self.assertFalse(series.checkpatch_clean(totals))
+        self.assertTrue(series.checkpatch_clean(
+            series.checkpatch_totals('total: 0 errors, 0 warnings, 0 checks, '
+                                     '5 lines checked')))
+        self.assertEqual('checkpatch --strict 0001-x.patch: no output',
+                         series.checkpatch_line('/o/0001-x.patch', ''))
+        self.assertEqual('checkpatch --strict 0001-x.patch: ' + totals,
+                         series.checkpatch_line('/o/0001-x.patch', totals))
+
+    def test_size(self) -> None:
+        ksft = series.KSFT
+        names = [f'/o/000{i}-p.patch' for i in range(1, 4)]
+        texts = [patch('kernel/a.c:1200'), patch(f'{ksft}/a.c:1001'),
+                 patch(f'{ksft}/b.c:10')]
+        self.assertEqual(
+            ['not ok - series: 3 patches, at least '
+             f'{series.SERIES_MIN_PATCHES}',
+             'ok - series: 0001-p.patch: 1200 added lines, more than 1000 '
+             '# SKIP not a kselftest part: one suite, one file',
+             'not ok - series: 0002-p.patch: 1001 added lines, more than 1000',
+             'not ok - series: no kselftest patch adds more than 1000 lines '
+             '(at most 1001)'],
+            series.size_lines(names, texts))
+        many = [f'/o/{i:04}-p.patch' for i in range(1, 10)]
+        self.assertEqual(
+            ['ok - series: 9 patches, at least 9',
+             'ok - series: no kselftest patch adds more than 1000 lines '
+             '(at most 10)'],
+            series.size_lines(many, [patch(f'{ksft}/b.c:10')] * 9))
+
+    def test_stock(self) -> None:
+        self.assertEqual("ok - series: the stock tree holds the series' 17 "
+                         'kernel files and, but for the fixes, 1 more: its '
+                         "KUnit run is the series' own without the fixes",
+                         series.stock_line(17, 1, 0))
+        self.assertEqual("not ok - series: the stock tree holds the series' 3 "
+                         "kernel files: its KUnit run is the series' own",
+                         series.stock_line(3, 0, 1))
+
+    def test_kinds(self) -> None:
+        self.assertTrue(series.changes_kernel(patch('tools/x:1', 'lib/y.c:1')))
+        self.assertFalse(series.changes_kernel(patch('tools/x:1',
+                                                     'MAINTAINERS:1')))
+        self.assertTrue(series.UAPI.search(patch('include/uapi/linux/a.h:1')))
+        self.assertTrue(series.UAPI.search(
+            patch('arch/arm64/include/uapi/a.h:1')))
+        self.assertFalse(series.UAPI.search(patch('include/linux/a.h:1')))
+        self.assertEqual(['a.c: warning: x', 'ld: Error: y'], series.warnings(
+            'cc a.c\na.c: warning: x\nok\nld: Error: y'))
+
+    def test_head_tail(self) -> None:
+        text = ''.join(f'{i}\n' for i in range(30))
+        self.assertEqual(''.join(f'{i}\n' for i in range(10)),
+                         series.head(text, 10))
+        self.assertEqual(''.join(f'{i}\n' for i in range(10, 30)),
+                         series.tail(text, 20))
+        self.assertEqual('a\nb', series.head('a\nb', 10))
+        self.assertEqual('a\nb', series.tail('a\nb', 20))
+
+
+class ShellTest(unittest.TestCase):
+    """perf_aux.shell: lib.sh's functions, their arguments never part of
+    the script."""
+
+    def test_lib(self) -> None:
+        self.assertEqual(os.path.join(ROOT, 'scripts/patches/7.3'),
+                         shell.output('base_patches', '7.3'))
+        self.assertEqual(ROOT, shell.values('PERF_AUX_ROOT')['PERF_AUX_ROOT'])
+        bases = shell.values('PERF_AUX_BASES')['PERF_AUX_BASES'].split()
+        self.assertEqual(bases[0], shell.output('default_base'))
+
+    def test_no_eval(self) -> None:
+        self.assertEqual('$(echo x); `echo y` "z"',
+                         shell.output('printf', '%s',
+                                      '$(echo x); `echo y` "z"'))
+
+    def test_status(self) -> None:
+        with self.assertRaises(shell.ShellError) as e:
+            shell.output('false')
+        self.assertEqual(1, e.exception.status)
+        self.assertEqual('', shell.output('false', check=False))
+
+    def test_unknown_base(self) -> None:
+        # The shim, end to end, as far as it goes without a kernel source.
+        proc = subprocess.run([os.path.join(SCRIPTS, 'series.sh')],
+                              env={**os.environ, 'BASE': '0.1'},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, check=False)
+        self.assertEqual(2, proc.returncode)
+        self.assertEqual('', proc.stdout)
+        self.assertIn("perf_aux: error: unknown BASE='0.1'", proc.stderr)
+
+
+if __name__ == '__main__':
+    unittest.main()
