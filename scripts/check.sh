@@ -771,14 +771,14 @@ count_line()
 # nothing) is a failed check too.
 line_checks()
 {
-	local line out rc=0 failed=0
+	local line out rc=0 saw_failure=0
 
 	out=$("$@" 2>&1) || rc=$?
 	while read -r line; do
 		count_line "$line"
-		case "$line" in "not ok - "*) failed=1 ;; esac
+		case "$line" in "not ok - "*) saw_failure=1 ;; esac
 	done <<< "$out"
-	[ "$rc" -eq 0 ] || [ "$failed" -eq 1 ] ||
+	[ "$rc" -eq 0 ] || [ "$saw_failure" -eq 1 ] ||
 		verdict 1 "$(basename "$1") ${2:-} exited $rc with no failed check"
 }
 
