@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
-"""scripts/kernel-tree.sh on a user's tree (KERNEL_SRC=): an edit is seen.
+"""perf_aux.tree (scripts/kernel-tree.sh): the recipe and the staging.
 
-A run on a tree of the user's must never report an old kernel's results as
-the new one's: the tree's recipe covers its content (a git tree's HEAD, diff
-and untracked files; any other tree's sizes and times), and bringing the
-cached copy up to date rewrites the edited file only, so that make rebuilds
-that object and nothing else.  The functions are sourced from the script
-and run on a small stand-in tree.
+A run on a tree of the user's (KERNEL_SRC=) must never report an old
+kernel's results as the new one's: the tree's recipe covers its content (a
+git tree's HEAD, diff and untracked files; any other tree's sizes and
+times), and bringing the cached copy up to date rewrites the edited file
+only, so that make rebuilds that object and nothing else.  The functions
+run on a small stand-in tree; the pure parts (the recipe's composition,
+what changed since the last staging, the listings the shell version made
+with find and sha256sum) are checked against what the tools print.
 """
 
 import glob
@@ -14,12 +16,18 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
+from typing import List
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(os.path.dirname(HERE), 'kernel-tree.sh')
+SCRIPTS = os.path.dirname(HERE)
+ROOT = os.path.dirname(SCRIPTS)
+sys.path.insert(0, SCRIPTS)
+from perf_aux import shell, tree  # noqa: E402
 
 
 class TreeTestCase(unittest.TestCase):
@@ -27,11 +35,15 @@ class TreeTestCase(unittest.TestCase):
 
     def setUp(self) -> None:
         self.dir = tempfile.mkdtemp(prefix='kernel-tree.')
+        self.cache = os.path.join(self.dir, 'cache')
         self.src = os.path.join(self.dir, 'linux')
         os.makedirs(os.path.join(self.src, 'mm'))
         self.write('Makefile', 'kernelversion:\n\t@echo 7.3.0\n')
         self.write('mm/vmalloc.c', 'int vmap;\n')
         self.write('mm/util.c', 'int util;\n')
+        env = mock.patch.dict(os.environ, PERF_AUX_CACHE=self.cache)
+        env.start()
+        self.addCleanup(env.stop)
 
     def tearDown(self) -> None:
         shutil.rmtree(self.dir)
@@ -40,16 +52,11 @@ class TreeTestCase(unittest.TestCase):
         with open(os.path.join(self.src, path), 'w') as f:
             f.write(text)
 
-    def shell(self, command: str, *args: str) -> str:
-        """COMMAND with kernel-tree.sh's functions, base 7.3."""
-        env = dict(os.environ, PERF_AUX_CACHE=os.path.join(self.dir, 'cache'))
-        out = subprocess.run(
-            ['bash', '-c', f'. "{SCRIPT}"; base=7.3; {command}', 'sh', *args],
-            env=env, check=True, capture_output=True, text=True)
-        return out.stdout
-
     def recipe(self) -> str:
-        return self.shell('recipe "$1" custom ""', self.src)
+        """The custom tree's recipe, base 7.3."""
+        patches = tree.patch_list('custom', '', self.cache, '7.3')
+        return tree.recipe(ROOT, self.src, tree.tree_version(self.src),
+                           'custom', patches)
 
     def git(self, *args: str) -> None:
         subprocess.run(['git', '-C', self.src, '-c', 'user.name=t',
@@ -74,8 +81,7 @@ class PlainTreeTest(TreeTestCase):
         self.assertNotEqual(before, self.recipe())
 
     def test_described_as_not_git(self) -> None:
-        self.assertIn('not a git tree',
-                      self.shell('tree_describe "$1"', self.src))
+        self.assertIn('not a git tree', tree.tree_describe(self.src))
 
 
 class GitTreeTest(TreeTestCase):
@@ -90,48 +96,239 @@ class GitTreeTest(TreeTestCase):
         before = self.recipe()
         self.write('mm/vmalloc.c', 'int vmap = 1;\n')
         self.assertNotEqual(before, self.recipe())
-        self.assertTrue(self.shell('tree_describe "$1"', self.src)
-                        .strip().endswith('-dirty'))
+        self.assertTrue(tree.tree_describe(self.src).endswith('-dirty'))
 
     def test_commit_changes_the_recipe(self) -> None:
         self.write('mm/vmalloc.c', 'int vmap = 1;\n')
         dirty = self.recipe()
         self.git('commit', '-qam', 'edit')
         self.assertNotEqual(dirty, self.recipe())
-        self.assertFalse(self.shell('tree_describe "$1"', self.src)
-                         .strip().endswith('-dirty'))
+        self.assertFalse(tree.tree_describe(self.src).endswith('-dirty'))
 
     def test_untracked_file_changes_the_recipe(self) -> None:
         before = self.recipe()
         self.write('mm/new.c', 'int n;\n')
         self.assertNotEqual(before, self.recipe())
 
+    def test_state_as_git_and_sha256sum_print_it(self) -> None:
+        self.write('mm/vmalloc.c', 'int vmap = 1;\n')
+        self.write('mm/new.c', 'int n;\n')
+        self.write('mm/back\\slash.c', 'int b;\n')
+        shell_state = subprocess.run(
+            ['bash', '-c', 'cd "$1" && git rev-parse HEAD && git diff HEAD '
+             '&& git ls-files --others --exclude-standard -z | '
+             'xargs -0r sha256sum', 'sh', self.src],
+            check=True, capture_output=True).stdout
+        self.assertEqual(shell_state, tree.tree_state(self.src))
+
+
+class ListingTest(TreeTestCase):
+    """The listings find and sort made in the shell version."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        os.makedirs(os.path.join(self.src, 'mm/tests/deep'))
+        os.makedirs(os.path.join(self.src, '.git'))
+        self.write('.git/HEAD', 'x\n')
+        self.write('mm/tests/deep/a.c', 'a\n')
+        self.write('mm/tests/B.h', 'b\n')
+        os.symlink('B.h', os.path.join(self.src, 'mm/tests/link.h'))
+        os.utime(os.path.join(self.src, 'mm/util.c'), ns=(0, 1234567890123))
+
+    def sh(self, command: str) -> str:
+        return subprocess.run(['bash', '-c', command, 'sh', self.src],
+                              check=True, capture_output=True,
+                              text=True).stdout
+
+    def test_stamp_lines_as_find_prints_them(self) -> None:
+        self.assertEqual(
+            self.sh("cd \"$1\" && find . -path ./.git -prune -o -type f "
+                    "-printf '%P %s %T@\\n' | LC_ALL=C sort"),
+            tree.stamp_lines(self.src).decode())
+
+    def test_find_files_in_finds_order(self) -> None:
+        self.assertEqual(
+            self.sh("cd \"$1\" && find . -type f -o -type l | sed 's#^\\.##'"
+                    ).splitlines(), tree.find_files(self.src))
+
+    def test_regular_files_as_find_and_sort(self) -> None:
+        paths = ('Makefile', 'mm/tests', 'mm/none.c', 'mm/tests/link.h')
+        self.assertEqual(
+            self.sh(f'cd "$1" && find {" ".join(paths)} -type f 2>/dev/null'
+                    ' | sort').splitlines(),
+            tree.regular_files(self.src, paths))
+
+
+class RecipeTest(TreeTestCase):
+    """What the recipe is made of: an edit of any part is a new tree."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.root = os.path.join(self.dir, 'root')
+        self.patch = os.path.join(self.dir, 'one.patch')
+        with open(self.patch, 'w') as f:
+            f.write('a patch\n')
+        for path in tree.OVERLAY:
+            name = os.path.join(self.root, path)
+            if path in ('mm/tests', 'tools/testing/selftests/perf_aux'):
+                name = os.path.join(name, 'file.c')
+            os.makedirs(os.path.dirname(name), exist_ok=True)
+            with open(name, 'w') as f:
+                f.write(path + '\n')
+
+    def recipe_of(self, version: str = '7.3.0', name: str = 'stock',
+                  patches: List[str] = None) -> str:
+        return tree.recipe(self.root, self.src, version, name,
+                           [self.patch] if patches is None else patches)
+
+    def test_as_the_shell_composed_it(self) -> None:
+        overlay = ' '.join(tree.OVERLAY)
+        expected = subprocess.run(
+            ['bash', '-c', f'{{ echo "$2 7.3.0"; echo "$3"; cat "$3"; '
+             f'cd "$1" && for f in $(find {overlay} -type f | sort); do '
+             'echo "$f"; cat "$f"; done; } | sha256sum | cut -d" " -f1',
+             'sh', self.root, self.src, self.patch],
+            check=True, capture_output=True, text=True).stdout.strip()
+        self.assertEqual(expected, self.recipe_of())
+
+    def test_every_part_counts(self) -> None:
+        before = self.recipe_of()
+        self.assertEqual(before, self.recipe_of())
+        self.assertNotEqual(before, self.recipe_of(version='7.3.1'))
+        self.assertNotEqual(before, self.recipe_of(patches=[]))
+        with open(self.patch, 'a') as f:
+            f.write('more\n')
+        self.assertNotEqual(before, self.recipe_of())
+
+    def test_overlay_edit_counts(self) -> None:
+        before = self.recipe_of()
+        with open(os.path.join(self.root, 'mm/tests/file.c'), 'a') as f:
+            f.write('more\n')
+        self.assertNotEqual(before, self.recipe_of())
+
+    def test_user_tree_state_only_for_custom(self) -> None:
+        stock = self.recipe_of(name='stock')
+        custom = self.recipe_of(name='custom')
+        self.assertNotEqual(stock, custom)
+        self.write('mm/util.c', 'int util = 2;\n')
+        self.assertEqual(stock, self.recipe_of(name='stock'))
+        self.assertNotEqual(custom, self.recipe_of(name='custom'))
+
+    def test_up_to_date(self) -> None:
+        made = os.path.join(self.dir, 'made')
+        os.makedirs(made)
+        self.assertFalse(tree.up_to_date(made, 'abc'))
+        tree.write_line(os.path.join(made, tree.RECIPE), 'abc')
+        self.assertTrue(tree.up_to_date(made, 'abc'))
+        self.assertFalse(tree.up_to_date(made, 'abd'))
+
+
+class PatchListTest(unittest.TestCase):
+    """The order the patches apply in, for each kind of tree."""
+
+    def names(self, name: str, mutant: str = '') -> List[str]:
+        return [os.path.relpath(p, ROOT) if p.startswith(ROOT) else p
+                for p in tree.patch_list(name, mutant, '/cache', '7.3')]
+
+    def test_kinds(self) -> None:
+        hookup = sorted(os.path.relpath(p, ROOT) for p in glob.glob(
+            os.path.join(ROOT, 'scripts/patches/7.3/hookup/*.patch')))
+        reference = sorted(os.path.relpath(p, ROOT) for p in glob.glob(
+            os.path.join(ROOT, 'scripts/patches/7.3/reference/*.patch')))
+        self.assertTrue(hookup and reference)
+        self.assertEqual(hookup, self.names('stock'))
+        self.assertEqual(hookup, self.names('custom'))
+        self.assertEqual(hookup + reference, self.names('reference'))
+        self.assertEqual(hookup + reference + ['/m.patch'],
+                         self.names('mutant', '/m.patch'))
+        self.assertEqual(['/cache/series-am/7.3.diff'] + hookup,
+                         self.names('series-v2'))
+
+
+class UnstagedTest(unittest.TestCase):
+    """What a restaging puts back: staged before and not now."""
+
+    def test_unstaged(self) -> None:
+        self.assertEqual(['/a.c', '/c.c'], tree.unstaged(
+            ['/c.c', '/b.c', '/a.c', ''], ['/b.c', '/d.c']))
+        self.assertEqual([], tree.unstaged(['/a.c'], ['/a.c', '/b.c']))
+
+    def test_restore(self) -> None:
+        work = tempfile.mkdtemp(prefix='kernel-tree.')
+        self.addCleanup(shutil.rmtree, work)
+        src, made = os.path.join(work, 'src'), os.path.join(work, 'tree')
+        for d in (src, made):
+            os.makedirs(d)
+        for path, text in ((src + '/kept.c', 'src\n'),
+                           (made + '/kept.c', 'mutated\n'),
+                           (made + '/added.c', 'added\n'),
+                           (made + '/now.c', 'staged\n')):
+            with open(path, 'w') as f:
+                f.write(text)
+        old, new = os.path.join(work, 'old'), os.path.join(work, 'new')
+        tree.write_line(old, '/kept.c\n/added.c\n/now.c')
+        tree.write_line(new, '/now.c')
+        tree.restore_unstaged(src, made, old, new)
+        self.assertEqual(['kept.c', 'now.c'], sorted(os.listdir(made)))
+        with open(made + '/kept.c') as f:
+            self.assertEqual('src\n', f.read())
+
 
 class SyncTest(TreeTestCase):
     """The cached copy: only the edited file gets a new time."""
 
-    def sync(self, tree: str) -> None:
+    def sync(self, made: str) -> None:
         staging = os.path.join(self.dir, 'staging')
         os.makedirs(staging, exist_ok=True)
         open(staging + '.files', 'w').close()
-        self.shell(f'staging="{staging}"; sync_tree custom "$1" "$2"',
-                   self.src, tree)
+        tree.sync_tree('custom', self.src, made, staging)
 
     def test_only_the_edited_file_is_rewritten(self) -> None:
-        tree = os.path.join(self.dir, 'tree')
-        shutil.copytree(self.src, tree)
-        self.sync(tree)
-        old = {p: os.stat(os.path.join(tree, p)).st_mtime_ns
+        made = os.path.join(self.dir, 'tree')
+        shutil.copytree(self.src, made)
+        self.sync(made)
+        old = {p: os.stat(os.path.join(made, p)).st_mtime_ns
                for p in ('mm/vmalloc.c', 'mm/util.c')}
         time.sleep(0.05)
         self.write('mm/vmalloc.c', 'int vmap = 1;\n')
-        self.sync(tree)
-        with open(os.path.join(tree, 'mm/vmalloc.c')) as f:
+        self.sync(made)
+        with open(os.path.join(made, 'mm/vmalloc.c')) as f:
             self.assertEqual('int vmap = 1;\n', f.read())
-        self.assertGreater(os.stat(os.path.join(tree, 'mm/vmalloc.c'))
+        self.assertGreater(os.stat(os.path.join(made, 'mm/vmalloc.c'))
                            .st_mtime_ns, old['mm/vmalloc.c'])
-        self.assertEqual(os.stat(os.path.join(tree, 'mm/util.c'))
+        self.assertEqual(os.stat(os.path.join(made, 'mm/util.c'))
                          .st_mtime_ns, old['mm/util.c'])
+
+
+class CommandTest(unittest.TestCase):
+    """The command's complaints and their status, as the shell's."""
+
+    def run_tree(self, *args: str, **env: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [os.path.join(SCRIPTS, 'kernel-tree.sh'), *args],
+            env=dict(os.environ, PERF_AUX_CACHE='/nonexistent', **env),
+            capture_output=True, text=True)
+
+    def test_usage(self) -> None:
+        out = self.run_tree()
+        self.assertEqual(1, out.returncode)
+        self.assertIn('usage: kernel-tree.sh NAME [MUTANT.patch]', out.stderr)
+
+    def test_unknown_tree(self) -> None:
+        out = self.run_tree('bogus')
+        self.assertEqual(2, out.returncode)
+        self.assertEqual("perf_aux: error: unknown tree 'bogus'\n", out.stderr)
+
+    def test_series_needs_series(self) -> None:
+        out = self.run_tree('series-v1', SERIES='')
+        self.assertEqual(2, out.returncode)
+        self.assertEqual('perf_aux: error: series-v1 needs SERIES\n',
+                         out.stderr)
+
+    def test_custom_needs_kernel_src(self) -> None:
+        out = self.run_tree('custom', KERNEL_SRC='')
+        self.assertEqual(1, out.returncode)
+        self.assertIn('custom needs KERNEL_SRC', out.stderr)
 
 
 class SeriesTest(TreeTestCase):
@@ -160,16 +357,24 @@ class SeriesTest(TreeTestCase):
             'HEAD~2')
         return out
 
-    def series(self, command: str, series: str) -> subprocess.CompletedProcess:
-        env = dict(os.environ, PERF_AUX_CACHE=os.path.join(self.dir, 'cache'),
-                   SERIES=series)
+    def series_am(self, series: str) -> subprocess.CompletedProcess:
+        """tree.series_am in a process of its own (lib.sh's die ends it),
+        then the diff it made."""
+        code = ('import sys\nfrom perf_aux import tree\n'
+                'tree.series_am(sys.argv[1], sys.argv[2], "7.3")\n'
+                'print(open(tree.series_diff(sys.argv[2], "7.3")).read())\n')
         return subprocess.run(
-            ['bash', '-c', f'. "{SCRIPT}"; base=7.3; {command}', 'sh',
-             self.src], env=env, capture_output=True, text=True)
+            [sys.executable, '-c', code, self.src, self.cache],
+            env=dict(os.environ, SERIES=series, PYTHONPATH=SCRIPTS),
+            capture_output=True, text=True)
+
+    def lib(self, series: str, *funcs: str) -> List[str]:
+        with mock.patch.dict(os.environ, SERIES=series):
+            return [shell.output(*f.split()) for f in funcs]
 
     def test_series_applies_with_git_am(self) -> None:
         series = self.make_series('int util2;\n')
-        out = self.series('series_am "$1" && cat "$(series_diff)"', series)
+        out = self.series_am(series)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn('series: 2 patches applied with git am', out.stdout)
         self.assertIn('+int large;', out.stdout)
@@ -192,7 +397,7 @@ class SeriesTest(TreeTestCase):
             text = re.sub(r'^\+\+\+ b/', '+++ a/', text, flags=re.M)
             with open(name, 'w') as f:
                 f.write(text)
-        out = self.series('series_am "$1" && cat "$(series_diff)"', series)
+        out = self.series_am(series)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn('series: 2 patches applied with git am', out.stdout)
         self.assertIn('+int large;', out.stdout)
@@ -202,17 +407,24 @@ class SeriesTest(TreeTestCase):
         series = self.make_series('int util2;\n')
         # The base the author had is not ours: the second patch fails.
         self.write('mm/util.c', 'int other;\n')
-        out = self.series('series_am "$1"', series)
-        self.assertNotEqual(out.returncode, 0)
+        out = self.series_am(series)
+        self.assertEqual(out.returncode, 2)
         self.assertIn('does not apply to 7.3: 0002 mm/util: follow up',
                       out.stderr)
         self.assertIn('error: patch failed: mm/util.c', out.stderr)
 
+    def test_empty_series_holds_no_patch(self) -> None:
+        empty = os.path.join(self.dir, 'empty')
+        os.makedirs(empty)
+        out = self.series_am(empty)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn(f'SERIES={empty} holds no patch', out.stderr)
+
     def test_subject_and_version_name_the_run(self) -> None:
         series = self.make_series('int util2;\n')
-        out = self.series('series_subject; series_version; '
-                          'kernel_name reference; kernel_name stock', series)
-        self.assertEqual(out.stdout.splitlines(), [
+        self.assertEqual(self.lib(series, 'series_subject', 'series_version',
+                                  'kernel_name reference',
+                                  'kernel_name stock'), [
             '[PATCH v4 0/2] *** SUBJECT HERE ***', 'v4', 'series-v4',
             'stock'])
 
@@ -221,9 +433,9 @@ class SeriesTest(TreeTestCase):
         with open(mbox, 'w') as f:
             f.write('From x\nSubject: [RFC PATCH v12 1/3] mm/vmalloc: a\n'
                     ' long subject\n\nbody\n')
-        out = self.series('series_subject; series_version', mbox)
-        self.assertEqual(out.stdout.splitlines(), [
-            '[RFC PATCH v12 1/3] mm/vmalloc: a long subject', 'v12'])
+        self.assertEqual(self.lib(mbox, 'series_subject', 'series_version'),
+                         ['[RFC PATCH v12 1/3] mm/vmalloc: a long subject',
+                          'v12'])
 
 
 if __name__ == '__main__':
