@@ -43,7 +43,6 @@ kunit_py, ...) is called there, through perf_aux.shell.
 """
 
 import email.utils
-import filecmp
 import glob
 import locale
 import os
@@ -53,9 +52,12 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from typing import Iterable, List, NamedTuple, Optional, Sequence
+from typing import List, NamedTuple, Optional, Sequence
 
 from . import shell
+from .files import (collated, cp, head, read, records, relative, same_file,
+                    tail, text_lines, write)
+from .shell import git_in, tool, tool_output
 
 KSFT = 'tools/testing/selftests/perf_aux'
 SERIES_MIN_PATCHES = 9
@@ -65,9 +67,6 @@ CROSS = 'aarch64-linux-gnu-'
 # base does not carry large vmap).
 SERIES_OPTIONS = ('PERF_AUX_ALLOC_KUNIT_TEST', 'VMAP_GRANULE_KUNIT_TEST',
                   'TEST_VMALLOC', 'TEST_AUX_PMU')
-# How files and the tools' output are read and written: any byte goes
-# through, "\r\n" too, as cat and grep pass them on.
-ENCODING = dict(encoding='utf-8', errors='surrogateescape', newline='')
 # The programs (*_test), sources and headers a kselftest Makefile line
 # names (grep -oE of the shell version, ASCII classes).
 MAKEFILE_NAME = re.compile(r'[A-Za-z0-9_]+(?:_test|\.[ch])\b', re.ASCII)
@@ -104,73 +103,7 @@ class Series:
     kernel_prefixes: bool = False
 
 
-# Text and files.
-
-def read(path: str) -> str:
-    with open(path, **ENCODING) as f:
-        return f.read()
-
-
-def write(path: str, text: str) -> None:
-    with open(path, 'w', **ENCODING) as f:
-        f.write(text)
-
-
-def text_lines(text: str) -> List[str]:
-    """TEXT's lines as a shell "while read" loop sees them: a last line
-    without its newline is not one."""
-    return text.split('\n')[:-1]
-
-
-def records(text: str) -> List[str]:
-    """TEXT's lines as awk and grep see them: a last line without its
-    newline is one too."""
-    if text.endswith('\n'):
-        text = text[:-1]
-    return text.split('\n') if text else []
-
-
-def head(text: str, n: int) -> str:
-    """head -N: the first N lines of TEXT."""
-    parts = text.split('\n')
-    return '\n'.join(parts[:n]) + '\n' if len(parts) > n else text
-
-
-def tail(text: str, n: int) -> str:
-    """tail -N: the last N lines of TEXT."""
-    ends = text.endswith('\n')
-    parts = (text[:-1] if ends else text).split('\n')
-    if len(parts) <= n:
-        return text
-    return '\n'.join(parts[-n:]) + ('\n' if ends else '')
-
-
-def relative(path: str, root: str) -> str:
-    """${PATH#ROOT/}."""
-    return path[len(root) + 1:] if path.startswith(root + '/') else path
-
-
-def collated(names: Iterable[str]) -> List[str]:
-    """NAMES sorted as ls and sort do, in the locale's collation."""
-    return sorted(names, key=locale.strxfrm)
-
-
-def cp(src: str, dst: str) -> None:
-    """cp SRC DST: a new file gets SRC's mode, an existing one keeps its
-    own (git records the executable bit)."""
-    existed = os.path.exists(dst)
-    shutil.copyfile(src, dst)
-    if not existed:
-        shutil.copymode(src, dst)
-
-
-def same_file(a: str, b: str) -> bool:
-    """cmp -s A B."""
-    try:
-        return filecmp.cmp(a, b, shallow=False)
-    except OSError:
-        return False
-
+# What the checks print.
 
 def say(text: str) -> None:
     """Text of a tool's, as it printed it (head of a log and the like)."""
@@ -186,41 +119,6 @@ def check_line(rc: int, what: str) -> str:
 
 def result(rc: int, what: str) -> None:
     print(check_line(rc, what))
-
-
-# Tools.
-
-def tool(argv: Sequence[str], cwd: Optional[str] = None,
-         log: Optional[str] = None, check: bool = False, stdout=None) -> int:
-    """Runs ARGV; its stdout and stderr into LOG if given, else its stdout
-    to STDOUT (e.g. subprocess.DEVNULL).  check: a failure raises
-    shell.ShellError, as set -e would end the script."""
-    sys.stdout.flush()
-    if log is not None:
-        with open(log, 'wb') as f:
-            rc = subprocess.run(argv, cwd=cwd, stdout=f,
-                                stderr=subprocess.STDOUT).returncode
-    else:
-        rc = subprocess.run(argv, cwd=cwd, stdout=stdout).returncode
-    if check and rc:
-        raise shell.ShellError(argv[0], rc)
-    return rc
-
-
-def tool_output(argv: Sequence[str], cwd: Optional[str] = None,
-                stderr=None) -> 'subprocess.CompletedProcess[str]':
-    """Runs ARGV for what it prints (stdout), as text."""
-    sys.stdout.flush()
-    proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=stderr,
-                          check=False)
-    proc.stdout = proc.stdout.decode('utf-8', 'surrogateescape')
-    return proc
-
-
-def git_in(repo: str, *args: str) -> List[str]:
-    """git in REPO, with no setting of the machine's changing a byte."""
-    return ['git', '-C', repo, '-c', 'core.autocrlf=false',
-            '-c', 'commit.gpgsign=false', *args]
 
 
 # The parts.

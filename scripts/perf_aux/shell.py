@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""lib.sh's functions and settings, for the Python modules.
+"""lib.sh's functions and settings, and the host's tools, for the Python
+modules.
 
 scripts/lib.sh is where the paths, the bases and the helpers the shell
 scripts share are defined; a module that needs one calls it here rather
@@ -12,7 +13,7 @@ it would in a script of the suite.
 import os
 import subprocess
 import sys
-from typing import Dict, List, Mapping, NoReturn, Optional
+from typing import Dict, List, Mapping, NoReturn, Optional, Sequence
 
 LIB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                    'lib.sh')
@@ -86,3 +87,38 @@ def die(message: str) -> NoReturn:
     """lib.sh's die: "perf_aux: error: MESSAGE" and exit status 2."""
     status = run('die', message, check=False)
     raise SystemExit(status)
+
+
+# The host's tools.
+
+def tool(argv: Sequence[str], cwd: Optional[str] = None,
+         log: Optional[str] = None, check: bool = False, stdout=None) -> int:
+    """Runs ARGV; its stdout and stderr into LOG if given, else its stdout
+    to STDOUT (e.g. subprocess.DEVNULL).  check: a failure raises
+    ShellError, as set -e would end the script."""
+    sys.stdout.flush()
+    if log is not None:
+        with open(log, 'wb') as f:
+            rc = subprocess.run(argv, cwd=cwd, stdout=f,
+                                stderr=subprocess.STDOUT).returncode
+    else:
+        rc = subprocess.run(argv, cwd=cwd, stdout=stdout).returncode
+    if check and rc:
+        raise ShellError(argv[0], rc)
+    return rc
+
+
+def tool_output(argv: Sequence[str], cwd: Optional[str] = None,
+                stderr=None) -> 'subprocess.CompletedProcess[str]':
+    """Runs ARGV for what it prints (stdout), as text."""
+    sys.stdout.flush()
+    proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=stderr,
+                          check=False)
+    proc.stdout = proc.stdout.decode('utf-8', 'surrogateescape')
+    return proc
+
+
+def git_in(repo: str, *args: str) -> List[str]:
+    """git in REPO, with no setting of the machine's changing a byte."""
+    return ['git', '-C', repo, '-c', 'core.autocrlf=false',
+            '-c', 'commit.gpgsign=false', *args]

@@ -41,7 +41,8 @@ import tempfile
 from typing import List, NamedTuple, Optional, Sequence
 
 from . import shell
-from .series import collated, read, records, tool, tool_output
+from .files import cat, collated, read, records, remove, write_line
+from .shell import tool, tool_output
 
 # The project's files and directories the trees get at their kernel paths.
 OVERLAY = ('kernel/events/ring_buffer_kunit.c',
@@ -56,29 +57,6 @@ SEEDS = ('reference', 'stock', 'mutant', 'series-')
 
 
 # Files.
-
-def cat(path: str) -> str:
-    """$(cat PATH 2>/dev/null): the content less its trailing newlines,
-    empty where there is no such file."""
-    try:
-        return read(path).rstrip('\n')
-    except OSError:
-        return ''
-
-
-def remove(path: str) -> None:
-    """rm -rf PATH."""
-    if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path)
-    elif os.path.lexists(path):
-        os.remove(path)
-
-
-def write_line(path: str, line: str) -> None:
-    """echo LINE > PATH."""
-    with open(path, 'w', encoding='utf-8', errors='surrogateescape') as f:
-        f.write(line + '\n')
-
 
 def find_files(top: str, prune: str = '') -> List[str]:
     """find TOP -type f -o -type l, as "/path" names under TOP and in
@@ -274,15 +252,25 @@ def patches_in(directory: str) -> List[str]:
     return collated(glob.glob(glob.escape(directory) + '/*.patch'))
 
 
+def project_path(root: str, path: str) -> str:
+    """PATH relative to the project ROOT where it is in it, else PATH."""
+    inside = os.path.commonpath([os.path.abspath(root), os.path.abspath(path)])
+    if inside == os.path.abspath(root):
+        return os.path.relpath(path, root)
+    return path
+
+
 def recipe(root: str, src: str, version: str, name: str,
            patches: Sequence[str]) -> str:
     """A hash of everything the tree is made of: the source and its
     version (a user's tree's state too), each patch by its path and each
-    overlay file by its name in the tree, with their content."""
+    overlay file by its name in the tree, with their content.  A patch of
+    the project is named by its path in the project, so every clone of the
+    same commit has the same recipe and reuses the trees of the cache."""
     digest = hashlib.sha256(os.fsencode(f'{src} {version}\n'))
     if name == 'custom':
         digest.update(tree_state(src))
-    parts = [(path, path) for path in patches]
+    parts = [(project_path(root, path), path) for path in patches]
     parts += [(f, os.path.join(root, f)) for f in regular_files(root, OVERLAY)]
     for label, path in parts:
         digest.update(os.fsencode(label + '\n'))

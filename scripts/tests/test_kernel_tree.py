@@ -69,6 +69,24 @@ class PlainTreeTest(TreeTestCase):
     def test_same_tree_same_recipe(self) -> None:
         self.assertEqual(self.recipe(), self.recipe())
 
+    def test_clones_share_the_recipe(self) -> None:
+        """A second clone of the project names its patches as the first
+        does: the recipe hashes their paths in the project, not where the
+        clone is."""
+        clone = os.path.join(self.dir, 'clone')
+        shutil.copytree(ROOT, clone, symlinks=True,
+                        ignore=shutil.ignore_patterns('out', '.git'))
+        version = tree.tree_version(self.src)
+        patches = tree.patch_list('custom', '', self.cache, '7.3')
+        moved = [os.path.join(clone, os.path.relpath(p, ROOT))
+                 for p in patches]
+        self.assertTrue(moved)
+        self.assertEqual(
+            tree.recipe(ROOT, self.src, version, 'custom', patches),
+            tree.recipe(clone, self.src, version, 'custom', moved))
+        self.assertEqual('/elsewhere/m.patch',
+                         tree.project_path(ROOT, '/elsewhere/m.patch'))
+
     def test_edited_file_changes_the_recipe(self) -> None:
         before = self.recipe()
         self.write('mm/vmalloc.c', 'int vmap = 1;\n')

@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 ROOT = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
-from perf_aux import series, shell  # noqa: E402
+from perf_aux import files, series, shell  # noqa: E402
 
 MAKEFILE = """\
 # a comment naming gone_test and gone.c stays
@@ -255,11 +255,11 @@ class ChecksTest(unittest.TestCase):
     def test_head_tail(self) -> None:
         text = ''.join(f'{i}\n' for i in range(30))
         self.assertEqual(''.join(f'{i}\n' for i in range(10)),
-                         series.head(text, 10))
+                         files.head(text, 10))
         self.assertEqual(''.join(f'{i}\n' for i in range(10, 30)),
-                         series.tail(text, 20))
-        self.assertEqual('a\nb', series.head('a\nb', 10))
-        self.assertEqual('a\nb', series.tail('a\nb', 20))
+                         files.tail(text, 20))
+        self.assertEqual('a\nb', files.head('a\nb', 10))
+        self.assertEqual('a\nb', files.tail('a\nb', 20))
 
 
 class ShellTest(unittest.TestCase):
