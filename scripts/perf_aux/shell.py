@@ -13,7 +13,9 @@ it would in a script of the suite.
 import os
 import subprocess
 import sys
-from typing import Dict, List, Mapping, NoReturn, Optional, Sequence
+import time
+from typing import (Callable, Dict, List, Mapping, NoReturn, Optional,
+                    Sequence)
 
 LIB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                    'lib.sh')
@@ -122,3 +124,15 @@ def git_in(repo: str, *args: str) -> List[str]:
     """git in REPO, with no setting of the machine's changing a byte."""
     return ['git', '-C', repo, '-c', 'core.autocrlf=false',
             '-c', 'commit.gpgsign=false', *args]
+
+
+def stage(name: str, func: Callable[..., int], *args) -> int:
+    """lib.sh's stage: FUNC ARGS... between a start line and an end line
+    that gives its time (and its status, if not 0); returns the status."""
+    start = int(time.time())
+    print(f'==> {name}', flush=True)
+    rc = func(*args)
+    took = int(time.time()) - start
+    print(f'<== {name}: {took} s' + (f', exit {rc}' if rc else ''),
+          flush=True)
+    return rc

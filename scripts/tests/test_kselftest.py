@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: GPL-2.0
+"""perf_aux.kselftest (scripts/kselftest.sh): the initramfs and the boot.
+
+The initramfs list is what gen_init_cpio packs: every installed file with
+its mode, every directory before what it holds, no link followed, checked
+against what find, sort and stat print for the same directory.  The boot's
+command line and QEMU's arguments per target; the lines of ours a console
+log gives (its "\\r\\n" kept); the statuses a failing step returns.
+"""
+
+import gzip
+import locale
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.dirname(HERE)
+ROOT = os.path.dirname(SCRIPTS)
+sys.path.insert(0, SCRIPTS)
+from perf_aux import kselftest, shell  # noqa: E402
+
+
+class InitramfsTest(unittest.TestCase):
+
+    def setUp(self) -> None:
+        locale.setlocale(locale.LC_COLLATE, '')
+        self.dir = tempfile.mkdtemp(prefix='kselftest.')
+        self.ksft = os.path.join(self.dir, 'kselftest_install')
+        os.makedirs(os.path.join(self.ksft, 'perf_aux', 'lib'))
+        for path, mode in (('run_kselftest.sh', 0o744),
+                           ('kselftest-list.txt', 0o644),
+                           ('perf_aux/map_test', 0o755),
+                           ('perf_aux/settings', 0o644),
+                           ('perf_aux/lib/B', 0o600),
+                           ('perf_aux/lib/a-b', 0o4755)):
+            with open(os.path.join(self.ksft, path), 'w') as f:
+                f.write(path)
+            os.chmod(os.path.join(self.ksft, path), mode)
+        os.symlink('perf_aux', os.path.join(self.ksft, 'alias'))
+
+    def tearDown(self) -> None:
+        shutil.rmtree(self.dir)
+
+    def shell_names(self, top: str):
+        """The names kselftest.sh listed: find . -mindepth 1 | sort."""
+        out = subprocess.run(['bash', '-c', 'cd "$1" && find . -mindepth 1 | sort',
+                              'bash', top], check=True, stdout=subprocess.PIPE,
+                             text=True)
+        return [line[2:] for line in out.stdout.splitlines()]
+
+    def test_entries_as_find_and_sort(self) -> None:
+        self.assertEqual(self.shell_names(self.ksft),
+                         kselftest.entries(self.ksft))
+
+    def test_cpio_list_modes_as_stat(self) -> None:
+        lines = kselftest.cpio_list(ROOT, '/bb', self.ksft)
+        self.assertEqual('dir /dev 0755 0 0', lines[0])
+        self.assertIn('nod /dev/console 0600 0 0 c 5 1', lines)
+        self.assertIn(f'file /init {ROOT}/scripts/initramfs/init 0755 0 0',
+                      lines)
+        files = [line for line in lines if line.startswith('file /kselftest/')]
+        for line in files:
+            _, _, path, mode, _, _ = line.split(' ')
+            stat = subprocess.run(['stat', '-c', '%a', path], check=True,
+                                  stdout=subprocess.PIPE, text=True)
+            self.assertEqual(stat.stdout.strip(), mode, path)
+        self.assertIn('dir /kselftest/perf_aux 0755 0 0', lines)
+        self.assertIn('dir /kselftest/perf_aux/lib 0755 0 0', lines)
+        # A link to a directory is listed as one and not entered.
+        self.assertIn('dir /kselftest/alias 0755 0 0', lines)
+        self.assertFalse([line for line in lines if '/alias/' in line])
+        # Each directory before what it holds.
+        names = [line.split(' ')[1] for line in lines]
+        for i, name in enumerate(names):
+            parent = os.path.dirname(name)
+            if parent != '/':
+                self.assertLess(names.index(parent), i, name)
+
+    def test_modules_list_leaves_links_out(self) -> None:
+        mods = os.path.join(self.dir, 'modules_install')
+        ver = os.path.join(mods, 'lib/modules/7.3.0')
+        os.makedirs(os.path.join(ver, 'kernel/lib'))
+        with open(os.path.join(ver, 'kernel/lib/test_aux_pmu.ko'), 'w') as f:
+            f.write('ko')
+        os.symlink('/nowhere', os.path.join(ver, 'build'))
+        self.assertEqual(
+            ['dir /lib 0755 0 0', 'dir /lib/modules 0755 0 0',
+             'dir /lib/modules/7.3.0 0755 0 0',
+             'dir /lib/modules/7.3.0/kernel 0755 0 0',
+             'dir /lib/modules/7.3.0/kernel/lib 0755 0 0',
+             f'file /lib/modules/7.3.0/kernel/lib/test_aux_pmu.ko '
+             f'{ver}/kernel/lib/test_aux_pmu.ko 0644 0 0'],
+            kselftest.modules_list(mods))
+
+    def test_gzip_of_gives_the_failing_status(self) -> None:
+        out = os.path.join(self.dir, 'x.gz')
+        self.assertEqual(0, kselftest.gzip_of(['printf', 'abc'], out))
+        with gzip.open(out) as f:
+            self.assertEqual(b'abc', f.read())
+        self.assertEqual(3, kselftest.gzip_of(['sh', '-c', 'exit 3'], out))
+
+
+class BootTest(unittest.TestCase):
+
+    def test_qemu_per_target(self) -> None:
+        b = kselftest.Build('/t', '/t/.build-arm64-4k', 'arm64',
+                            'aarch64-linux-gnu-')
+        argv = kselftest.qemu('arm64-4k', b, 'panic=-1', 'max')
+        self.assertEqual(['qemu-system-aarch64', '-machine', 'virt', '-cpu',
+                          'max', '-kernel', '/t/.build-arm64-4k/arch/arm64/'
+                          'boot/Image.gz', '-append',
+                          'console=ttyAMA0 panic=-1'], argv)
+        b = kselftest.Build('/t', '/t/.build-x86_64', 'x86_64', '')
+        self.assertEqual(['qemu-system-x86_64', '-kernel',
+                          '/t/.build-x86_64/arch/x86/boot/bzImage', '-append',
+                          'console=ttyS0 panic=-1'],
+                         kselftest.qemu('x86_64', b, 'panic=-1', 'max'))
+        self.assertEqual(['make', '-s', '-C', '/t', 'O=/t/.build-x86_64',
+                          'ARCH=x86_64', 'headers_install'],
+                         b.make('headers_install'))
+
+    def test_boot_command_line(self) -> None:
+        b = kselftest.Build('/t', '/b', 'arm64', 'aarch64-linux-gnu-')
+        real = subprocess.run
+        booted = []
+
+        def run(argv, *args, **kwargs):
+            """QEMU's run recorded, lib.sh's calls made."""
+            if argv[0] != 'timeout':
+                return real(argv, *args, **kwargs)
+            booted.append(argv)
+            return subprocess.CompletedProcess(argv, 0)
+
+        with tempfile.NamedTemporaryFile() as log, \
+                mock.patch.dict(os.environ, BOOT_EXTRA_SECONDS='600'), \
+                mock.patch('subprocess.run', run):
+            self.assertEqual(0, kselftest.boot('arm64-4k', b, '/b/i.gz',
+                                               log.name, '4', ['x=1', 'y']))
+        [argv] = booted
+        settings = shell.values('ARM64_QEMU_CPU', 'GUEST_MEMORY_MIB')
+        self.assertEqual(['timeout', '1800', 'qemu-system-aarch64'], argv[:3])
+        self.assertIn(settings['ARM64_QEMU_CPU'], argv)
+        self.assertEqual('console=ttyAMA0 panic=-1 kunit.enable=0 '
+                         'test_vmalloc.run_test_mask=0 rdinit=/init x=1 y',
+                         argv[argv.index('-append') + 1])
+        self.assertEqual(['-nodefaults', '-m', settings['GUEST_MEMORY_MIB'],
+                          '-smp', '4', '-initrd', '/b/i.gz', '-no-reboot',
+                          '-nographic', '-serial', 'stdio'],
+                         argv[argv.index('-append') + 2:])
+
+    def test_marked_lines_keep_their_ends(self) -> None:
+        with tempfile.NamedTemporaryFile() as log:
+            log.write(b'boot\r\nPERF_AUX: a\r\nx PERF_AUX: b\nPERF_AUX: c')
+            log.flush()
+            self.assertEqual([b'PERF_AUX: a\r\n', b'PERF_AUX: c\n'],
+                             kselftest.marked(log.name))
+
+    def test_stage_lines(self) -> None:
+        with mock.patch('sys.stdout') as out:
+            self.assertEqual(5, shell.stage('x', lambda: 5))
+        printed = ''.join(c.args[0] for c in out.write.call_args_list)
+        self.assertRegex(printed, r'^==> x\n<== x: [0-9]+ s, exit 5\n$')
+
+    def test_no_busybox_dies(self) -> None:
+        env = dict(os.environ, PERF_AUX_CACHE='/nonexistent', BASE='7.3',
+                   PYTHONPATH=SCRIPTS)
+        proc = subprocess.run([os.path.join(SCRIPTS, 'kselftest.sh'),
+                               'reference', 'arm64-4k', 'default', '/dev/null'],
+                              env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        self.assertEqual(2, proc.returncode)
+        self.assertIn('no busybox for arm64-4k', proc.stdout)
+
+    def test_usage(self) -> None:
+        with mock.patch('sys.stderr'):
+            self.assertEqual(2, kselftest.main(['a', 'b']))
+
+
+if __name__ == '__main__':
+    unittest.main()
