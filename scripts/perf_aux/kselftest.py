@@ -302,6 +302,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     # Each line out as it is printed: the tools' own lines come between.
     sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
     locale.setlocale(locale.LC_COLLATE, '')
+    shell.export()
     args = sys.argv[1:] if argv is None else argv
     if len(args) < 4:
         print(USAGE, file=sys.stderr)

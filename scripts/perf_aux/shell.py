@@ -25,6 +25,10 @@ _VALUES = ('set -euo pipefail; . "$1"; shift; '
            'for v; do printf "%s\\0" "${!v}"; done')
 
 
+# What bash itself sets in every environment it passes on.
+_BASH_OWN = (b'SHLVL', b'_', b'PWD', b'OLDPWD')
+
+
 class ShellError(Exception):
     """A lib.sh function or a tool failed where series.sh's set -e would
     have ended the script: the caller exits with its status."""
@@ -42,15 +46,16 @@ def _env(env: Optional[Mapping[str, str]]) -> Optional[Dict[str, str]]:
     return None if env is None else {**os.environ, **env}
 
 
-def run(func: str, *args: str, check: bool = True, stdout=None,
+def run(func: str, *args: str, check: bool = True, stdout=None, stderr=None,
         cwd: Optional[str] = None,
         env: Optional[Mapping[str, str]] = None) -> int:
     """Runs lib.sh's FUNC ARGS..., its output where the caller's goes (or
-    to stdout, e.g. subprocess.DEVNULL); returns its status.  check: a
-    failure raises ShellError."""
+    to stdout and stderr, e.g. a log and subprocess.STDOUT); returns its
+    status.  check: a failure raises ShellError."""
     sys.stdout.flush()
     status = subprocess.run(_argv(_CALL, func, *args), stdout=stdout,
-                            cwd=cwd, env=_env(env), check=False).returncode
+                            stderr=stderr, cwd=cwd, env=_env(env),
+                            check=False).returncode
     if check and status:
         raise ShellError(func, status)
     return status
@@ -83,6 +88,18 @@ def values(*names: str) -> Dict[str, str]:
     proc = subprocess.run(_argv(_VALUES, *names), stdout=subprocess.PIPE,
                           check=True, text=True, errors='surrogateescape')
     return dict(zip(names, proc.stdout.split('\0')))
+
+
+def export() -> None:
+    """What lib.sh exports (ccache's directory and settings), into this
+    process's environment, for the tools it runs, as a script that sources
+    lib.sh has it whoever called it."""
+    proc = subprocess.run(_argv('set -euo pipefail; . "$1"; env -0'),
+                          stdout=subprocess.PIPE, check=True)
+    for item in proc.stdout.split(b'\0'):
+        name, sep, value = item.partition(b'=')
+        if sep and name not in _BASH_OWN and os.environb.get(name) != value:
+            os.environb[name] = value
 
 
 def die(message: str) -> NoReturn:
