@@ -20,7 +20,7 @@ from typing import (Callable, Dict, List, Mapping, NoReturn, Optional,
 LIB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                    'lib.sh')
 _CALL = 'set -euo pipefail; . "$1"; shift; "$@"'
-# ${!name}: the value of the variable named by name, no eval.
+# ${!name}: indirect expansion, the value of the variable named by name.
 _VALUES = ('set -euo pipefail; . "$1"; shift; '
            'for v; do printf "%s\\0" "${!v}"; done')
 

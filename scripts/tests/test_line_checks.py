@@ -1,46 +1,47 @@
 # SPDX-License-Identifier: GPL-2.0
-"""check.sh's line_checks: a command's own check lines counted as checks.
+"""The stage engine's line_checks: a command's own check lines counted as
+checks.
 
 The series stage and the LAVA checks print "ok - ..."/"not ok - ..." lines
-that check.sh counts.  A failed line must reach the tier's closing line:
-a "not ok" once went uncounted (a local variable shadowed the failure
-counter), so a series prefix that did not build ended "0 failed".
+that perf_aux.check counts.  A failed line must reach the tier's closing
+line: a "not ok" once went uncounted (a local variable of the shell
+version shadowed the failure counter), so a series prefix that did not
+build ended "0 failed".
 """
 
+import contextlib
+import io
 import os
-import subprocess
-import tempfile
+import sys
 import unittest
 
 SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-STUBS = r'''
-. "$1"; shift
-lines() { printf '%s\n' "$@"; }
-fails_quietly() { echo "checked nothing"; return 3; }
-'''
+sys.path.insert(0, SCRIPTS)
+from perf_aux import check  # noqa: E402
 
 
 class LineChecksTest(unittest.TestCase):
 
-    def counts(self, script: str) -> str:
-        with tempfile.TemporaryDirectory() as out:
-            env = dict(os.environ, PERF_AUX_OUT=out)
-            res = subprocess.run(
-                ['bash', '-c', STUBS + script +
-                 '; echo "COUNTS $passed $failed $skipped"', 'sh',
-                 os.path.join(SCRIPTS, 'check.sh')],
-                env=env, capture_output=True, text=True)
-        return [line for line in res.stdout.splitlines()
-                if line.startswith('COUNTS ')][-1]
+    def counts(self, *argv: str):
+        c = check.Check(False)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            c.line_checks(*argv)
+        return (c.passed, c.failed, c.skipped), out.getvalue()
 
     def test_failed_line_counted(self) -> None:
-        self.assertEqual('COUNTS 1 1 1', self.counts(
-            'line_checks lines "ok - a" "not ok - b" "ok - c # SKIP d"'))
+        counts, out = self.counts('printf', '%s\\n', 'ok - a', 'not ok - b',
+                                  '  ok - c # SKIP d', 'other')
+        self.assertEqual((1, 1, 1), counts)
+        self.assertEqual('ok - a\nnot ok - b\nok - c # SKIP d\nother\n', out)
 
     def test_failure_without_a_line_is_a_failure(self) -> None:
-        self.assertEqual('COUNTS 0 1 0', self.counts(
-            'line_checks fails_quietly'))
+        counts, out = self.counts('sh', '-c', 'echo checked nothing; exit 3')
+        self.assertEqual((0, 1, 0), counts)
+        self.assertIn('not ok - sh -c exited 3 with no failed check', out)
+
+    def test_failure_with_its_own_line_counts_once(self) -> None:
+        counts, _ = self.counts('sh', '-c', 'echo "not ok - x"; exit 1')
+        self.assertEqual((0, 1, 0), counts)
 
 
 if __name__ == '__main__':

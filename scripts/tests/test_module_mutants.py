@@ -1,20 +1,25 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Which synthetic PMU mutants scripts/check.sh runs on which base.
+"""Which synthetic PMU mutants the stage engine runs on which base.
 
 A mutant of lib/test_aux_pmu.c, the project's own file and the same on
 every base, proves on one base what it proves on all: it runs on the
 default base only.  A mutant in the kernel's code (the perf leak restored
-in kernel/events) runs on every base.  check.sh is sourced with the
-mutant runner replaced by one that prints the names it was given.
+in kernel/events) runs on every base.  perf_aux.mutants' runner is
+replaced by one that keeps the names it was given.
 """
 
+import contextlib
+import io
 import os
-import subprocess
+import sys
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 CATALOGUE = os.path.join(SCRIPTS, 'mutants', 'test_aux_pmu')
+sys.path.insert(0, SCRIPTS)
+from perf_aux import check, mutants  # noqa: E402
 
 
 def catalogue() -> list:
@@ -35,15 +40,13 @@ class ModuleMutantsTest(unittest.TestCase):
 
     def selected(self, base: str, *names: str):
         """The names each_mutant was given, None if it was not called."""
-        script = ('. "$1"; shift; '
-                  'each_mutant() { shift 3; echo "RUN $*"; }; '
-                  'BASE=$1; shift; run_module_mutants "$@"')
-        out = subprocess.run(
-            ['bash', '-c', script, 'sh', os.path.join(SCRIPTS, 'check.sh'),
-             base, CATALOGUE, *names],
-            check=True, capture_output=True, text=True).stdout
-        runs = [line[4:].split() for line in out.splitlines()
-                if line.startswith('RUN ')]
+        runs = []
+        c = check.Check(False)
+        with mock.patch.dict(os.environ, BASE=base), \
+                mock.patch.object(mutants, 'each_mutant',
+                                  lambda c, d, w, f, n: runs.append(n)), \
+                contextlib.redirect_stdout(io.StringIO()):
+            mutants.run_module_mutants(c, CATALOGUE, list(names))
         return sorted(runs[0]) if runs else None
 
     def test_the_catalogue_has_both_kinds(self) -> None:
