@@ -1,0 +1,425 @@
+# SPDX-License-Identifier: GPL-2.0
+"""What the pipeline needs from Debian (scripts/deps.sh runs this module).
+
+Installs the Debian packages the pipeline needs for the given targets, and
+fetches the target's static busybox (for the kselftest initramfs) into the
+cache.  Only what is missing is installed, so a second run costs a second.
+
+Usage: scripts/deps.sh TARGET|lava|lab|base-BASE|testdefs...
+
+"testdefs" unpacks a Debian (trixie) arm64 root filesystem for
+test-definitions' kselftest runner into $PERF_AUX_CACHE/rootfs (an arm64
+sources list, state and cache of its own; nothing installed).
+
+"base-BASE" unpacks Debian's linux-source-BASE into $PERF_AUX_CACHE/src/BASE
+(mainline bases from sid or experimental, through a sources list of its
+own: the machine's apt configuration is never changed).
+
+"lava" is the set scripts/lava/check.sh needs: the dispatcher (lava-run)
+and schemas, busybox for the converter's host tests, and, unpacked in the
+cache, the device-type templates of lava-server (not installed: it would
+bring a Django server) and a Debian kernel for libguestfs (a container has
+none in /boot).  "lab" is that and the local lab's server side
+(scripts/perf_aux_lava/lab.py): lava-server 2023.01 without its
+recommended apache2 (gunicorn serves the API), lavacli, PostgreSQL.
+"""
+
+import glob
+import locale
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import List, Optional, Sequence
+
+from . import shell
+from .files import collated, read
+
+# busybox-static and libopencsd-bin: the host tests of the LAVA converter
+# (busybox sh and awk) and of the ETE decoder (trc_pkt_lister);
+# python3-yaml: the host test of integrations/ parses what its patches add;
+# python3-jinja2: the LAVA client's host tests render jobs with
+# lava-jobs/generate.py (/usr/bin/python3), before any LAVA stage.
+COMMON = ('bc bison flex libelf-dev libssl-dev ccache cpio gcc make xz-utils '
+          'rsync kmod python3 gzip libopencsd-bin busybox-static python3-yaml '
+          'python3-jinja2').split()
+ARM64 = 'gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm'.split()
+X86 = 'qemu-system-x86 busybox-static libc6-dev'.split()
+# lava-run --validate of the board jobs looks for a TFTP directory and
+# telnet (the stand-in devices' consoles), hence tftpd-hpa and telnet.
+LAVA = ('lava-dispatcher lava-common python3-voluptuous python3-jinja2 '
+        'python3-yaml git qemu-system-arm busybox-static cpio tftpd-hpa '
+        'telnet').split()
+LAB = 'lava-server lavacli postgresql'.split()
+# The packages of the Debian root filesystem that test-definitions'
+# kselftest.sh runs on: the ones it installs itself (its install(): sed
+# perl wget xz-utils iproute2 python3-tap, the last for its parser), and
+# the shell, core utilities and tools a Debian root has.
+TESTDEFS_PACKAGES = ('base-files dash coreutils grep findutils mawk mount '
+                     'util-linux kmod procps sed perl wget xz-utils iproute2 '
+                     'python3-tap').split()
+KEYRING = '/usr/share/keyrings/debian-archive-keyring.gpg'
+INSTALLED = 'install ok installed'
+
+
+def err(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def run(argv: Sequence[str], what: str = '', stdout=None, stderr=None,
+        cwd: Optional[str] = None, env=None) -> int:
+    """ARGV; with WHAT, a failure is fatal (die WHAT), as set -e and "||
+    die" had it."""
+    sys.stdout.flush()
+    rc = subprocess.run(argv, stdout=stdout, stderr=stderr, cwd=cwd,
+                        env=None if env is None else {**os.environ, **env},
+                        check=False).returncode
+    if rc and what:
+        shell.die(what)
+    return rc
+
+
+def output(argv: Sequence[str], what: str = '') -> str:
+    """What ARGV prints, as $(...) keeps it."""
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, check=False)
+    if proc.returncode and what:
+        shell.die(what)
+    return proc.stdout.decode('utf-8', 'surrogateescape').rstrip('\n')
+
+
+class Deps:
+    """One run: the cache, and whether the machine's apt lists were
+    updated yet."""
+
+    def __init__(self) -> None:
+        settings = shell.values('PERF_AUX_CACHE', 'PERF_AUX_MIN_DEBIAN')
+        self.cache = settings['PERF_AUX_CACHE']
+        self.min_debian = settings['PERF_AUX_MIN_DEBIAN']
+        self.lava_cache = f'{self.cache}/lava'
+        self.apt_updated = False
+
+    # The machine's own packages.
+
+    @staticmethod
+    def missing(packages: Sequence[str]) -> List[str]:
+        """The PACKAGES dpkg does not have installed, in order."""
+        need = []
+        for pkg in packages:
+            proc = subprocess.run(['dpkg-query', '-W', '-f=${Status}\\n', pkg],
+                                  stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True,
+                                  check=False)
+            if INSTALLED not in proc.stdout.split('\n'):
+                need.append(pkg)
+        return need
+
+    def apt_update(self) -> None:
+        if not self.apt_updated:
+            run(['apt-get', 'update', '-qq'], 'apt-get update failed')
+            self.apt_updated = True
+
+    def install_packages(self, packages: Sequence[str], to_stderr=False) -> None:
+        need = self.missing(packages)
+        if not need:
+            return
+        line = 'installing: ' + ' '.join(need)
+        if to_stderr:
+            err(line)
+        else:
+            print(line, flush=True)
+        self.apt_update()
+        run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends',
+             *need], f'apt-get install {" ".join(need)} failed',
+            stdout=subprocess.DEVNULL,
+            env={'DEBIAN_FRONTEND': 'noninteractive'})
+
+    def install_gcc_plugin_headers(self) -> None:
+        """The cross compiler's plugin headers (and g++ to build plugins
+        with): the sanitize build erases kernel stacks with GCC's
+        stackleak plugin.  The other configurations turn plugins off
+        (scripts/config/boot.config)."""
+        major = output(['aarch64-linux-gnu-gcc', '-dumpversion']).split('.')[0]
+        self.install_packages(['g++', f'gcc-{major}-plugin-dev-aarch64-linux-gnu'])
+
+    # Private apt: other suites and arm64, the machine's apt state kept.
+
+    @staticmethod
+    def debian_archive() -> str:
+        """The archive the machine's own apt sources use for Debian
+        itself."""
+        uris = output(['apt-get', 'indextargets', '--format', '$(URI)',
+                       'Created-By: Packages'])
+        for uri in uris.split('\n'):
+            m = re.match(r'^(.*/debian)/dists/', uri)
+            if m:
+                return m.group(1)
+        return ''
+
+    def archive(self) -> str:
+        archive = self.debian_archive()
+        if not archive:
+            shell.die("no Debian archive in the machine's apt sources")
+        return archive
+
+    def apt_private(self, suite: str, *args: str) -> List[str]:
+        """apt-get with the private sources list of SUITE (sid,
+        experimental)."""
+        d = f'{self.cache}/apt/{suite}'
+        return ['apt-get', '-q', '-o', f'Dir::Etc::sourcelist={d}/sources.list',
+                '-o', 'Dir::Etc::sourceparts=-', '-o',
+                f'Dir::State::Lists={d}/lists', '-o', 'APT::Architectures=amd64',
+                *args]
+
+    @staticmethod
+    def apt_arm64(d: str, *args: str) -> List[str]:
+        """apt-get with D's own sources list, lists, dpkg status (empty:
+        nothing is installed) and archives, arm64 packages only; nothing of
+        the machine's apt configuration or dpkg state is read or changed."""
+        return ['apt-get', '-q', '-o', f'Dir::Etc::sourcelist={d}/sources.list',
+                '-o', f'Dir::Etc::sourceparts={d}/empty',
+                '-o', 'Dir::Etc::preferences=/dev/null',
+                '-o', f'Dir::Etc::preferencesparts={d}/empty',
+                '-o', f'Dir::State::Lists={d}/lists',
+                '-o', f'Dir::State::status={d}/status',
+                '-o', f'Dir::Cache={d}/cache',
+                '-o', f'Dir::Cache::archives={d}/archives',
+                '-o', 'APT::Architecture=arm64', '-o', 'APT::Architectures::=arm64',
+                '-o', 'APT::Sandbox::User=root', *args]
+
+    def apt_arm64_suite(self, suite: str) -> str:
+        """The private arm64 apt directory of Debian SUITE, its lists
+        updated once per run."""
+        d = f'{self.cache}/apt/{suite}-arm64'
+        for sub in ('lists/partial', 'archives/partial', 'cache', 'empty'):
+            os.makedirs(f'{d}/{sub}', exist_ok=True)
+        if not os.path.isfile(f'{d}/status'):
+            open(f'{d}/status', 'w').close()
+        stamp = f'{d}/.updated.{os.getpid()}'
+        if not os.path.isfile(stamp):
+            with open(f'{d}/sources.list', 'w') as f:
+                f.write(f'deb [arch=arm64 signed-by={KEYRING}] '
+                        f'{self.archive()} {suite} main\n')
+            run(self.apt_arm64(d, 'update', '-qq'),
+                f'apt-get update of {suite} arm64 failed', stdout=sys.stderr)
+            for old in glob.glob(glob.escape(d) + '/.updated.*'):
+                os.remove(old)
+            open(stamp, 'w').close()
+        return d
+
+    @staticmethod
+    def download(argv: Sequence[str], cwd: str) -> None:
+        """apt-get download ARGV in CWD, as root (_apt cannot write to the
+        cache), its sandbox warning left out; its lines on stderr."""
+        proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True,
+                              errors='surrogateescape', check=False)
+        for line in proc.stdout.splitlines():
+            if 'unsandboxed' not in line:
+                err(line)
+
+    # The arm64 busybox, the bases' sources, the LAVA files, the root
+    # filesystem of test-definitions.
+
+    def fetch_arm64_busybox(self) -> None:
+        """The arm64 busybox is unpacked into the cache, never installed:
+        it would replace the host's own /bin/busybox.  It comes from the
+        host's own release through a private arm64 apt: the machine's dpkg
+        architectures stay as they are."""
+        d = f'{self.cache}/busybox/arm64'
+        if os.access(f'{d}/busybox', os.X_OK):
+            return
+        codename = output(['sh', '-c', '. /etc/os-release && '
+                           'echo "$VERSION_CODENAME"'])
+        apt = self.apt_arm64_suite(codename)
+        for deb in glob.glob(glob.escape(apt) + '/archives/*.deb'):
+            os.remove(deb)
+        run(self.apt_arm64(apt, 'install', '-y', '-qq', '-d',
+                           '--no-install-recommends', 'busybox-static'),
+            'busybox-static:arm64 could not be downloaded',
+            stdout=subprocess.DEVNULL)
+        tmp = tempfile.mkdtemp()
+        try:
+            debs = glob.glob(glob.escape(apt) +
+                             '/archives/busybox-static_*_arm64.deb')
+            run(['dpkg-deb', '-x', *debs[:1], tmp], 'busybox-static:arm64 '
+                'could not be unpacked')
+            os.makedirs(d, exist_ok=True)
+            shutil.copy(f'{tmp}/bin/busybox', f'{d}/busybox')
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def cached_deb(self, pkg: str, d: str) -> str:
+        found = collated(glob.glob(f'{glob.escape(d)}/{glob.escape(pkg)}_*.deb'))
+        return found[0] if found else ''
+
+    def deb_unpack(self, pkg: str, d: str) -> None:
+        """The package's files in D; its .deb stays in the cache, so a
+        second run fetches nothing."""
+        if os.path.isdir(d):
+            return
+        debs = f'{self.lava_cache}/debs'
+        os.makedirs(debs, exist_ok=True)
+        deb = self.cached_deb(pkg, debs)
+        if not deb:
+            self.apt_update()
+            self.download(['apt-get', 'download', '-qq', pkg], debs)
+            deb = self.cached_deb(pkg, debs) or shell.die(
+                f'{pkg} could not be downloaded')
+        run(['dpkg-deb', '-x', deb, f'{d}.tmp'], f'{deb} could not be unpacked')
+        os.rename(f'{d}.tmp', d)
+
+    def fetch_lava_files(self) -> None:
+        self.deb_unpack('lava-server', f'{self.lava_cache}/lava-server')
+        if os.path.isdir(f'{self.lava_cache}/supermin'):
+            return
+        self.apt_update()
+        kpkg = ''
+        for line in output(['apt-cache', 'depends',
+                            'linux-image-amd64']).split('\n'):
+            m = re.match(r'\s*Depends: (linux-image-[0-9]\S*)', line)
+            if m:
+                kpkg = m.group(1)
+                break
+        tmp = f'{self.lava_cache}/supermin.tmp'
+        self.deb_unpack(kpkg, tmp)
+        run(['depmod', '-b', tmp, kpkg[len('linux-image-'):]],
+            f'depmod of {kpkg} failed')
+        os.rename(tmp, f'{self.lava_cache}/supermin')
+
+    def fetch_debian_deb(self, base: str) -> str:
+        """The linux-source-BASE .deb in the cache (or, for the machine's
+        own release, the installed tarball): its path."""
+        pkg = f'linux-source-{base}'
+        suite = shell.output('base_suite', base)
+        os.makedirs(f'{self.cache}/debs', exist_ok=True)
+        if not suite:
+            self.install_packages([pkg], to_stderr=True)
+            return f'/usr/src/{pkg}.tar.xz'
+        d = f'{self.cache}/apt/{suite}'
+        os.makedirs(f'{d}/lists/partial', exist_ok=True)
+        with open(f'{d}/sources.list', 'w') as f:
+            f.write(f'deb [signed-by={KEYRING}] {self.archive()} {suite} main\n')
+        run(self.apt_private(suite, 'update', '-qq'),
+            f'apt-get update of {suite} failed', stdout=sys.stderr)
+        self.download(self.apt_private(suite, 'download', '-qq', pkg),
+                      f'{self.cache}/debs')
+        debs = glob.glob(f'{glob.escape(self.cache)}/debs/{pkg}_*.deb')
+        if not debs:
+            shell.die(f'{pkg} could not be downloaded from {suite}')
+        return max(debs, key=os.path.getmtime)
+
+    def fetch_base(self, base: str) -> None:
+        """$PERF_AUX_CACHE/src/BASE holds the base's kernel source and, in
+        .perf_aux-debian, the Debian version it came from."""
+        shell.run('check_base', base)
+        dst = f'{self.cache}/src/{base}'
+        if os.path.isfile(f'{dst}/.perf_aux-debian'):
+            return
+        path = self.fetch_debian_deb(base)
+        tmp = f'{self.cache}/src/.extract.{os.getpid()}'
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+        tarball = f'./usr/src/linux-source-{base}.tar.xz'
+        if path.endswith('.deb'):
+            version = output(['dpkg-deb', '-f', path, 'Version'])
+            with subprocess.Popen(['dpkg-deb', '--fsys-tarfile', path],
+                                  stdout=subprocess.PIPE) as deb:
+                rc = subprocess.run(['tar', '-C', tmp, '-xf', '-', tarball],
+                                    stdin=deb.stdout, check=False).returncode
+                deb.stdout.close()
+            if rc or deb.returncode:
+                shell.die(f'{path}: no {tarball} in it')
+            path = f'{tmp}/{tarball[2:]}'
+        else:
+            version = output(['dpkg-query', '-W', '-f=${Version}',
+                              f'linux-source-{base}'])
+        if base == '6.12' and run(['dpkg', '--compare-versions',
+                                   version.split('-')[0], 'lt',
+                                   self.min_debian]) == 0:
+            shell.die(f'linux-source-6.12 {version} is older than '
+                      f'{self.min_debian}, which brought '
+                      'PERF_PMU_CAP_AUX_PREFER_LARGE')
+        print(f'unpacking linux-source-{base} {version}', flush=True)
+        run(['tar', '-C', tmp, '-xf', path], f'{path} could not be unpacked')
+        shutil.rmtree(dst, ignore_errors=True)
+        os.rename(f'{tmp}/linux-source-{base}', dst)
+        shutil.rmtree(tmp, ignore_errors=True)
+        with open(f'{dst}/.perf_aux-debian', 'w') as f:
+            f.write(version + '\n')
+
+    def fetch_testdefs_rootfs(self) -> None:
+        """trixie's arm64 packages (the release of KernelCI's
+        trixie-kselftest root filesystem) with everything they depend on,
+        unpacked into $PERF_AUX_CACHE/rootfs/trixie-arm64 (dpkg-deb -x: no
+        maintainer script runs, and none is needed to run kselftest.sh),
+        the packages and versions in its .perf_aux-packages."""
+        d = f'{self.cache}/rootfs/trixie-arm64'
+        if os.path.isfile(f'{d}/.perf_aux-packages'):
+            return
+        apt = self.apt_arm64_suite('trixie')
+        for deb in glob.glob(glob.escape(apt) + '/archives/*.deb'):
+            os.remove(deb)
+        run(self.apt_arm64(apt, 'install', '-y', '-qq', '-d',
+                           '--no-install-recommends', *TESTDEFS_PACKAGES),
+            'the trixie arm64 packages could not be downloaded',
+            stdout=subprocess.DEVNULL)
+        tmp = f'{d}.tmp'
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+        packages = []
+        for deb in collated(glob.glob(glob.escape(apt) + '/archives/*.deb')):
+            run(['dpkg-deb', '-x', deb, tmp], f'{deb} could not be unpacked')
+            packages.append(output(['dpkg-deb', '-W',
+                                    '--showformat=${Package} ${Version}\\n',
+                                    deb]))
+        for sub in ('doc', 'man', 'locale', 'info'):
+            shutil.rmtree(f'{tmp}/usr/share/{sub}', ignore_errors=True)
+        with open(f'{tmp}/.perf_aux-packages', 'w') as f:
+            f.write(''.join(p + '\n' for p in packages))
+        shutil.rmtree(d, ignore_errors=True)
+        os.rename(tmp, d)
+        n = len(read(f'{d}/.perf_aux-packages').splitlines())
+        print(f'trixie arm64 root filesystem: {n} packages', flush=True)
+
+
+def deps(targets: Sequence[str]) -> int:
+    d = Deps()
+    packages = list(COMMON)
+    for target in targets:
+        if target == 'lava':
+            packages += LAVA
+        elif target == 'lab':
+            packages += LAVA + LAB
+        elif target.startswith('base-') or target == 'testdefs':
+            continue
+        else:
+            shell.run('check_target', target)
+            packages += ARM64 if target.startswith('arm64-') else X86
+    d.install_packages(packages)
+    for target in targets:
+        if target.startswith('arm64-'):
+            d.install_gcc_plugin_headers()
+            d.fetch_arm64_busybox()
+        elif target in ('lava', 'lab'):
+            d.fetch_lava_files()
+        elif target.startswith('base-'):
+            d.fetch_base(target[len('base-'):])
+        elif target == 'testdefs':
+            d.fetch_testdefs_rootfs()
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
+    locale.setlocale(locale.LC_COLLATE, '')
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        return deps(args)
+    except shell.ShellError as e:
+        return e.status
+
+
+if __name__ == '__main__':
+    sys.exit(main())
