@@ -63,7 +63,7 @@ check-full:
 	scripts/check.sh --full
 
 mutants:
-	BASE="$${BASE:-$$(bash -c '. scripts/lib.sh; default_base')}" \
+	BASE="$${BASE:-$$(PYTHONPATH=scripts python3 -m perf_aux.lib default_base)}" \
 		scripts/check.sh --full peers aux_mutants vmap_mutants module_mutants
 
 series:
@@ -77,7 +77,7 @@ evidence:
 
 expected:
 	python3 scripts/results.py expected --write \
-		out/results/reference-$${BASE:-$$(bash -c '. scripts/lib.sh; default_base')}-*/
+		out/results/reference-$${BASE:-$$(PYTHONPATH=scripts python3 -m perf_aux.lib default_base)}-*/
 
 submit:
 	scripts/lava/submit.sh $(RUNS)

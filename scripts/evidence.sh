@@ -5,16 +5,7 @@
 # cover letter or a Tested-by reply: the run of KERNEL (or of the
 # KERNEL_SRC tree) beside the stock run of the same base, TARGET and
 # VARIANT, from out/results.  Written to out/evidence-<run>.txt and shown.
+#
+# The work: scripts/perf_aux/evidence.py.
 
-set -euo pipefail
-. "$(dirname "$0")/lib.sh"
-
-target=${TARGET:-arm64-4k}
-variant=${VARIANT:-default}
-base=$(run_base)
-run=$(result_name "$(kernel_name "${KERNEL:-reference}")" "$base" "$target" "$variant")
-stock=$(result_name stock "$base" "$target" "$variant")
-out=$PERF_AUX_OUT/evidence-$run.txt
-python3 "$PERF_AUX_ROOT/scripts/results.py" evidence --out "$out" \
-	"$PERF_AUX_OUT/results/$run" "$PERF_AUX_OUT/results/$stock"
-cat "$out"
+PYTHONPATH="$(dirname "$0")" exec python3 -m perf_aux.evidence "$@"

@@ -238,7 +238,7 @@ def summary(log: str) -> str:
 
 def kunit_py(build: str, log: str, args: Sequence[str], cwd: str,
              cross: str = '') -> int:
-    """lib.sh's kunit_py in CWD, with CROSS."""
+    """perf_aux.lib's kunit_py in CWD, with CROSS."""
     return shell.run('kunit_py', build, log, *args, check=False, cwd=cwd,
                      env={'CROSS': cross})
 

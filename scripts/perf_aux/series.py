@@ -38,7 +38,7 @@ PERF_AUX_AUTHOR: "Name <mail>" of the commits, else git's user.name and
 user.email, else a placeholder.  Dates come from the project's HEAD, so the
 same commit gives the same series.
 
-What lib.sh defines (the bases, the paths, patched_files, base_repo,
+What perf_aux.lib defines (the bases, the paths, patched_files, base_repo,
 kunit_py, ...) is called there, through perf_aux.shell.
 """
 
@@ -89,7 +89,7 @@ class Part(NamedTuple):
 @dataclass
 class Series:
     """Where a run of make series reads and writes, and what it knows of
-    the base (lib.sh's paths, BASE's version and Debian package)."""
+    the base (perf_aux.lib's paths, BASE's version and Debian package)."""
     root: str
     base: str
     src: str

@@ -1,61 +1,100 @@
 # SPDX-License-Identifier: GPL-2.0
-"""lib.sh's functions and settings, and the host's tools, for the Python
-modules.
+"""The shared definitions (perf_aux.lib) by name, and the host's tools,
+for the modules.
 
-scripts/lib.sh is where the paths, the bases and the helpers the shell
-scripts share are defined; a module that needs one calls it here rather
-than define it again.  Each call is a bash that sources lib.sh with
-series.sh's "set -euo pipefail" and runs the one function, its arguments
-passed as argv (never put into the script's text), so a function fails as
-it would in a script of the suite.
+run, output, lines and values ask perf_aux.lib for a function's result or
+a setting by its name, as the shell library they replace was asked: the
+result as the text it printed, a failure (die) as a ShellError with its
+status, 2.  tool, tool_output and git_in run the host's programs; stage
+times one step.
 """
 
+import locale
 import os
 import subprocess
 import sys
 import time
-from typing import (Callable, Dict, List, Mapping, NoReturn, Optional,
-                    Sequence)
+from contextlib import contextmanager
+from typing import (Callable, Dict, Iterator, List, Mapping, NoReturn,
+                    Optional, Sequence)
 
-LIB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                   'lib.sh')
-_CALL = 'set -euo pipefail; . "$1"; shift; "$@"'
-# ${!name}: indirect expansion, the value of the variable named by name.
-_VALUES = ('set -euo pipefail; . "$1"; shift; '
-           'for v; do printf "%s\\0" "${!v}"; done')
-
-
-# What bash itself sets in every environment it passes on.
-_BASH_OWN = (b'SHLVL', b'_', b'PWD', b'OLDPWD')
+from . import lib
 
 
 class ShellError(Exception):
-    """A lib.sh function or a tool failed where series.sh's set -e would
-    have ended the script: the caller exits with its status."""
+    """A definition or a tool failed where the script would have ended:
+    the caller exits with its status."""
 
     def __init__(self, what: str, status: int) -> None:
         super().__init__(f'{what}: exit {status}')
         self.status = status
 
 
-def _argv(script: str, *args: str) -> List[str]:
-    return ['bash', '-c', script, 'bash', LIB, *args]
+@contextmanager
+def _environment(env: Optional[Mapping[str, str]]) -> Iterator[None]:
+    """ENV on top of the environment, for the length of a call."""
+    saved = {k: os.environ.get(k) for k in env or {}}
+    os.environ.update(env or {})
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
-def _env(env: Optional[Mapping[str, str]]) -> Optional[Dict[str, str]]:
-    return None if env is None else {**os.environ, **env}
+# The functions whose list is words on one line (boot parameters), not
+# lines.
+_WORDS = ('variant_args', 'vmalloc_args')
+
+
+def _text(value, func: str = '') -> str:
+    """A result as the shell function printed it."""
+    if value is None or isinstance(value, bool):
+        return ''
+    if isinstance(value, (list, tuple)):
+        return (' ' if func in _WORDS else '\n').join(str(v) for v in value)
+    return str(value)
+
+
+def _call(func: str, args: Sequence[str], check: bool):
+    try:
+        return 0, getattr(lib, func)(*args)
+    except lib.Died:
+        status = lib.Died.status
+    except subprocess.CalledProcessError as e:
+        status = e.returncode
+    if check:
+        raise ShellError(func, status)
+    return status, None
 
 
 def run(func: str, *args: str, check: bool = True, stdout=None, stderr=None,
         cwd: Optional[str] = None,
         env: Optional[Mapping[str, str]] = None) -> int:
-    """Runs lib.sh's FUNC ARGS..., its output where the caller's goes (or
-    to stdout and stderr, e.g. a log and subprocess.STDOUT); returns its
-    status.  check: a failure raises ShellError."""
+    """perf_aux.lib's FUNC ARGS..., for its status: a check (check_base,
+    granule_strict, ...), a step (base_repo) or a program run
+    (without_kvm CMD..., kunit_py DIR LOG ARG... in CWD, with CROSS from
+    ENV), its output where the caller's goes or to STDOUT and STDERR.
+    check: a failure raises ShellError."""
     sys.stdout.flush()
-    status = subprocess.run(_argv(_CALL, func, *args), stdout=stdout,
-                            stderr=stderr, cwd=cwd, env=_env(env),
-                            check=False).returncode
+    with _environment(env):
+        if func == 'without_kvm':
+            status = subprocess.run(lib.without_kvm(args), stdout=stdout,
+                                    stderr=stderr, cwd=cwd,
+                                    check=False).returncode
+        elif func == 'kunit_py':
+            status = lib.kunit_py(args[0], args[1], args[2:],
+                                  cwd or os.getcwd(),
+                                  os.environ.get('CROSS', ''))
+        else:
+            status, value = _call(func, args, check)
+            if func == 'granule_strict':
+                status = 0 if value else 1
+            elif _text(value, func):
+                print(_text(value, func), flush=True)
     if check and status:
         raise ShellError(func, status)
     return status
@@ -64,16 +103,12 @@ def run(func: str, *args: str, check: bool = True, stdout=None, stderr=None,
 def output(func: str, *args: str, check: bool = True,
            cwd: Optional[str] = None,
            env: Optional[Mapping[str, str]] = None) -> str:
-    """What lib.sh's FUNC ARGS... prints, as $(FUNC ARGS...) has it: the
-    trailing newlines dropped.  check: a failure raises ShellError (an
-    assignment x=$(...) under set -e); without, the output is kept
-    whatever the status (a $(...) among a command's arguments)."""
-    sys.stdout.flush()
-    proc = subprocess.run(_argv(_CALL, func, *args), stdout=subprocess.PIPE,
-                          cwd=cwd, env=_env(env), check=False)
-    if check and proc.returncode:
-        raise ShellError(func, proc.returncode)
-    return proc.stdout.decode('utf-8', 'surrogateescape').rstrip('\n')
+    """What perf_aux.lib's FUNC ARGS... gives, as text (a list a line an
+    item).  check: a failure raises ShellError; without, it gives ''.
+    ENV: the environment the function reads (SERIES, KERNEL_SRC, BASE)."""
+    del cwd
+    with _environment(env):
+        return _text(_call(func, args, check)[1], func)
 
 
 def lines(func: str, *args: str, check: bool = True) -> List[str]:
@@ -83,29 +118,47 @@ def lines(func: str, *args: str, check: bool = True) -> List[str]:
 
 
 def values(*names: str) -> Dict[str, str]:
-    """lib.sh's settings by name (PERF_AUX_ROOT, GUEST_MEMORY_MIB, ...), as
-    a script that sources it sees them."""
-    proc = subprocess.run(_argv(_VALUES, *names), stdout=subprocess.PIPE,
-                          check=True, text=True, errors='surrogateescape')
-    return dict(zip(names, proc.stdout.split('\0')))
+    """The settings by name (PERF_AUX_ROOT, GUEST_MEMORY_MIB, ...), as
+    text."""
+    settings = {'PERF_AUX_ROOT': lib.ROOT, 'PERF_AUX_CACHE': lib.cache(),
+                'PERF_AUX_OUT': lib.out(),
+                'PERF_AUX_BASES': ' '.join(lib.BASES),
+                'PERF_AUX_TARGETS': ' '.join(lib.TARGETS),
+                'PERF_AUX_KERNELS': ' '.join(lib.KERNELS),
+                'PERF_AUX_VARIANTS': ' '.join(lib.VARIANTS),
+                'PERF_AUX_MIN_DEBIAN': lib.MIN_DEBIAN,
+                'ARM64_QEMU_CPU': lib.ARM64_QEMU_CPU,
+                'GUEST_MEMORY_MIB': str(lib.GUEST_MEMORY_MIB)}
+    return {name: settings[name] for name in names}
 
 
 def export() -> None:
-    """What lib.sh exports (ccache's directory and settings), into this
-    process's environment, for the tools it runs, as a script that sources
-    lib.sh has it whoever called it."""
-    proc = subprocess.run(_argv('set -euo pipefail; . "$1"; env -0'),
-                          stdout=subprocess.PIPE, check=True)
-    for item in proc.stdout.split(b'\0'):
-        name, sep, value = item.partition(b'=')
-        if sep and name not in _BASH_OWN and os.environb.get(name) != value:
-            os.environb[name] = value
+    """ccache's settings (perf_aux.lib.exports) into this process's
+    environment, for the tools it runs."""
+    lib.export()
 
 
 def die(message: str) -> NoReturn:
-    """lib.sh's die: "perf_aux: error: MESSAGE" and exit status 2."""
-    status = run('die', message, check=False)
-    raise SystemExit(status)
+    """"perf_aux: error: MESSAGE" and exit status 2."""
+    try:
+        lib.die(message)
+    except lib.Died:
+        raise SystemExit(lib.Died.status) from None
+
+
+def entry(func: Callable[[], int]) -> int:
+    """A script's main: its lines out as they are printed (the tools' own
+    come between), the locale's collation, ccache's settings; FUNC's
+    status, or a die's or a failed step's."""
+    sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
+    locale.setlocale(locale.LC_COLLATE, '')
+    lib.export()
+    try:
+        return func()
+    except lib.Died:
+        return lib.Died.status
+    except ShellError as e:
+        return e.status
 
 
 # The host's tools.
@@ -144,7 +197,7 @@ def git_in(repo: str, *args: str) -> List[str]:
 
 
 def stage(name: str, func: Callable[..., int], *args) -> int:
-    """lib.sh's stage: FUNC ARGS... between a start line and an end line
+    """A stage: FUNC ARGS... between a start line and an end line
     that gives its time (and its status, if not 0); returns the status."""
     start = int(time.time())
     print(f'==> {name}', flush=True)

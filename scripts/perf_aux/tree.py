@@ -24,7 +24,7 @@ the copying is rsync's and cp -a's: content compared, times kept.
 
 Usage: BASE=7.3 [SERIES=PATH] scripts/kernel-tree.sh NAME [MUTANT.patch]
 
-What lib.sh defines (the bases, the paths, tree_version, tree_name,
+What perf_aux.lib defines (the bases, the paths, tree_version, tree_name,
 patched_files, base_repo, series_mails, ...) is called there, through
 perf_aux.shell.
 """
@@ -128,7 +128,7 @@ def sha256sum_line(directory: str, name: str) -> bytes:
 # The sources.
 
 def tree_version(src: str) -> str:
-    """lib.sh's tree_version, as $(tree_version SRC) in a line: whatever
+    """perf_aux.lib's tree_version, as $(tree_version SRC) had it: whatever
     it prints, its status aside."""
     return shell.output('tree_version', src, check=False)
 

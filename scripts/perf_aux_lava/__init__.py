@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The perf_aux LAVA glue, on top of perf_aux_results (lava, lava_jobs):
 
-  common     paths, scripts/lib.sh's selectors, the one-line failures
+  common     paths, perf_aux.lib's selectors, the one-line failures
   artifacts  what a QEMU job takes from a build: kernel options, ramdisk,
              this checkout's lava-jobs/ as a git repository
   client     the LAVA server's REST API (urllib): the token, the proxy

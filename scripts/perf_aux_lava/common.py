@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""What the LAVA glue shares: paths, scripts/lib.sh's selectors (one
-definition of each: lib.sh's, asked through bash), one-line failures and
-timed stages."""
+"""What the LAVA glue shares: paths, the one-line failures and timed
+stages; the selectors are perf_aux.lib's (one definition of each)."""
 
 import os
 import subprocess
@@ -12,10 +11,10 @@ from typing import Iterator, List
 
 SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, SCRIPTS)
+from perf_aux import lib as plib  # noqa: E402
 from perf_aux_results.runs import ROOT  # noqa: E402
 
 CACHE = os.environ.get('PERF_AUX_CACHE', '/var/cache/perf_aux')
-LIB = os.path.join(SCRIPTS, 'lib.sh')
 # Debian's python: lava_common, python3-yaml, python3-jinja2.
 PYTHON = '/usr/bin/python3'
 
@@ -25,35 +24,25 @@ class Fatal(Exception):
 
 
 def out_dir() -> str:
-    """PERF_AUX_OUT as lib.sh has it (read when asked: the lab's selftest
+    """PERF_AUX_OUT as perf_aux.lib has it (read when asked: the lab's selftest
     gives each submission its own)."""
     return os.path.abspath(os.environ.get('PERF_AUX_OUT',
                                           os.path.join(ROOT, 'out')))
 
 
 def error(message: str) -> None:
-    """lib.sh's die line."""
+    """perf_aux.lib's die line."""
     print(f'perf_aux: error: {message}', file=sys.stderr, flush=True)
 
 
-def lib(script: str, *args: str) -> List[str]:
-    """The output lines of a few lines of bash run after sourcing
-    scripts/lib.sh (its functions as "$1"...); its die is a Fatal."""
-    p = subprocess.run(['bash', '-c', f'. "$0" && {script}', LIB, *args],
-                       capture_output=True, text=True)
-    if p.returncode:
-        msg = p.stderr.strip().splitlines()[-1:] or [f'exit {p.returncode}']
-        raise Fatal(msg[0].replace('perf_aux: error: ', '', 1))
-    return p.stdout.splitlines()
-
-
 def default_base() -> str:
-    return lib('default_base')[0]
+    return plib.default_base()
 
 
 @contextmanager
 def stage(name: str) -> Iterator[None]:
-    """lib.sh's stage: a start line, an end line with its time."""
+    """A start line, an end line with its time, as perf_aux.shell.stage
+    prints them."""
     start = time.time()
     print(f'==> {name}', flush=True)
     try:

@@ -8,7 +8,7 @@ run's own splitters (results.py kunit, kselftest) into out/results/<run>/:
 the same KTAP files, the same report as make run's.
 
 Usage: scripts/lava/submit.sh [RUN|JOB.yaml]...
-  RUN       a run as make run names its results (scripts/lib.sh
+  RUN       a run as make run names its results (perf_aux.lib
             result_name): <kernel>-<base>-<target>[-<variant>], e.g.
             reference-7.3-arm64-4k; kernel reference or stock, target
             arm64-4k or arm64-16k (lava-jobs' QEMU jobs), a variant
@@ -69,7 +69,7 @@ from typing import Any, Dict, List, Tuple
 
 from . import artifacts, common
 from .client import ApiError, Client, read_token
-from .common import Fatal, ROOT
+from .common import Fatal, ROOT, plib
 
 # Seconds a canceled job may take to reach Finished; poll interval.
 CANCEL_WAIT = 60
@@ -110,24 +110,28 @@ class Job:
 
 def run_parts(run: str) -> Tuple[str, str, str, str, str]:
     """(kernel, base, target, variant, build dir) of a run name, checked
-    by scripts/lib.sh's own selectors."""
+    by perf_aux.lib's own selectors."""
     m = RUN_NAME.match(run)
     if not m:
         raise Fatal(f'submit: {run}: not a run name '
                     '<reference|stock>-<base>-<target>[-<variant>]')
     kernel, base, target = m.group(1), m.group(2), m.group(3)
     variant = m.group(4) or 'default'
-    args, cpus, build = common.lib(
-        'check_base "$1" && check_target "$2" && check_variant "$3" && '
-        'echo "$(variant_args "$3")" && variant_cpus "$3" && '
-        'build_dir "$2" "$3"', base, target, variant)
+    problem = (plib.unknown('BASE', base, plib.BASES) or
+               plib.unknown('TARGET', target, plib.TARGETS) or
+               plib.unknown('VARIANT', variant, plib.VARIANTS))
+    if problem:
+        raise Fatal(problem)
+    args = plib.variant_args(variant)
+    cpus = plib.variant_cpus(variant)
+    build = plib.build_dir(target, variant)
     if target not in ('arm64-4k', 'arm64-16k'):
         raise Fatal(f'submit: {run}: lava-jobs has no job for {target} '
                     '(qemu-arm64-4k, qemu-arm64-16k)')
     if args:
         raise Fatal(f'submit: {run}: VARIANT={variant} adds boot '
                     'parameters, which the LAVA jobs do not pass')
-    if cpus != '2':
+    if cpus != 2:
         raise Fatal(f'submit: {run}: VARIANT={variant} boots {cpus} CPUs, '
                     'the LAVA jobs 2')
     return kernel, base, target, variant, build
@@ -139,10 +143,10 @@ def default_run() -> str:
         raise Fatal('submit: KERNEL_SRC and SERIES runs have no LAVA job '
                     'here; name a run')
     env = os.environ.get
-    return common.lib('result_name "$1" "${2:-$(default_base)}" "$3" "$4"',
-                      env('KERNEL') or 'reference', env('BASE') or '',
-                      env('TARGET') or 'arm64-4k',
-                      env('VARIANT') or 'default')[0]
+    return plib.result_name(env('KERNEL') or 'reference',
+                            env('BASE') or plib.default_base(),
+                            env('TARGET') or 'arm64-4k',
+                            env('VARIANT') or 'default')
 
 
 def job_times(d: Dict[str, Any]) -> Tuple[str, int]:

@@ -153,7 +153,7 @@ def page_bytes(size: str) -> Optional[int]:
 
 
 def target_arch(target: str) -> str:
-    """The architecture of a target (lib.sh's target_arch)."""
+    """The architecture of a target (perf_aux.lib's target_arch)."""
     return 'arm64' if target.startswith('arm64-') else target
 
 

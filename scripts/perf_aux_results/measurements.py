@@ -14,7 +14,7 @@ import re
 import subprocess
 from typing import Dict, List, NamedTuple, Optional
 
-# lib.sh's stage(): "<== NAME: N s" or "<== NAME: N s, exit RC".
+# perf_aux.shell's stage(): "<== NAME: N s" or "<== NAME: N s, exit RC".
 STAGE_END = re.compile(r'^<== (?P<name>.+): (?P<secs>\d+) s(?:, exit (?P<rc>\d+))?$')
 # kunit.sh's ccache_line, kept as it says it.
 CCACHE = 'ccache: '

@@ -376,7 +376,7 @@ class SeriesTest(TreeTestCase):
         return out
 
     def series_am(self, series: str) -> subprocess.CompletedProcess:
-        """tree.series_am in a process of its own (lib.sh's die ends it),
+        """tree.series_am in a process of its own (perf_aux.lib's die ends it),
         then the diff it made."""
         code = ('import sys\nfrom perf_aux import tree\n'
                 'tree.series_am(sys.argv[1], sys.argv[2], "7.3")\n'

@@ -130,7 +130,7 @@ class BootTest(unittest.TestCase):
         booted = []
 
         def run(argv, *args, **kwargs):
-            """QEMU's run recorded, lib.sh's calls made."""
+            """QEMU's run recorded, the others made."""
             if argv[0] != 'timeout':
                 return real(argv, *args, **kwargs)
             booted.append(argv)

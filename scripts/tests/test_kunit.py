@@ -133,8 +133,8 @@ class KunitTest(unittest.TestCase):
                          kunit.stack_erase_option(self.dir.name))
 
     def test_ccache_settings_whoever_calls(self) -> None:
-        """The build's ccache is the project's (lib.sh's exports) also
-        when the caller did not source lib.sh."""
+        """The build's ccache is the project's (perf_aux.lib's exports)
+        whoever calls."""
         env = {k: v for k, v in os.environ.items()
                if not k.startswith('CCACHE_')}
         env.update(PYTHONPATH=SCRIPTS, PERF_AUX_CACHE='/x/cache')

@@ -201,9 +201,9 @@ class GenerateTest(unittest.TestCase):
     def test_qemu_jobs_boot_with_the_direct_runs_memory(self) -> None:
         # Cases skip for want of memory: the LAVA job and the direct run
         # it is compared with must have the same.
-        with open(os.path.join(ROOT, 'scripts', 'lib.sh')) as f:
+        with open(os.path.join(ROOT, 'scripts', 'perf_aux', 'lib.py')) as f:
             direct = [line.split('=', 1)[1].strip() for line in f
-                      if line.startswith('GUEST_MEMORY_MIB=')]
+                      if line.startswith('GUEST_MEMORY_MIB = ')]
         self.assertEqual(1, len(direct))
         for name in ('qemu-arm64-4k', 'qemu-arm64-16k'):
             job = yaml.safe_load(generate.render(self.lab(), name))

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -263,8 +264,8 @@ class ChecksTest(unittest.TestCase):
 
 
 class ShellTest(unittest.TestCase):
-    """perf_aux.shell: lib.sh's functions, their arguments never part of
-    the script."""
+    """perf_aux.shell: perf_aux.lib's functions and settings by name, a
+    die a ShellError."""
 
     def test_lib(self) -> None:
         self.assertEqual(os.path.join(ROOT, 'scripts/patches/7.3'),
@@ -272,17 +273,20 @@ class ShellTest(unittest.TestCase):
         self.assertEqual(ROOT, shell.values('PERF_AUX_ROOT')['PERF_AUX_ROOT'])
         bases = shell.values('PERF_AUX_BASES')['PERF_AUX_BASES'].split()
         self.assertEqual(bases[0], shell.output('default_base'))
-
-    def test_no_eval(self) -> None:
-        self.assertEqual('$(echo x); `echo y` "z"',
-                         shell.output('printf', '%s',
-                                      '$(echo x); `echo y` "z"'))
+        # Boot parameters are words on a line, files a line each.
+        self.assertEqual('nohugevmalloc perf_aux.strict',
+                         shell.output('variant_args', 'nohugevmalloc'))
 
     def test_status(self) -> None:
-        with self.assertRaises(shell.ShellError) as e:
-            shell.output('false')
-        self.assertEqual(1, e.exception.status)
-        self.assertEqual('', shell.output('false', check=False))
+        with mock.patch('sys.stderr'):
+            with self.assertRaises(shell.ShellError) as e:
+                shell.output('check_base', '0.1')
+            self.assertEqual(2, e.exception.status)
+            self.assertEqual('', shell.output('check_base', '0.1',
+                                              check=False))
+        self.assertEqual(1, shell.run('granule_strict', 'stock', 'default',
+                                      check=False))
+        self.assertEqual(0, shell.run('granule_strict', 'stock', 'strict'))
 
     def test_unknown_base(self) -> None:
         # The shim, end to end, as far as it goes without a kernel source.

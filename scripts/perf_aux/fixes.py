@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make fixes (scripts/fixes.sh runs this module).
+
+The fixes the series carries first (the parts of scripts/series/parts
+whose patch is one of the base's by path), each as a patch of its own
+against the pristine source of BASE, for the maintainer of the code it
+fixes to take without the tests.  The patches go to out/fixes/<base>/,
+each checked as that maintainer would: "ok -"/"not ok -" lines for
+checkpatch.pl --strict (the base's own) and git am onto the pristine
+base.
+
+Usage: BASE=7.3 scripts/fixes.sh
+"""
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+from typing import List, Optional
+
+from . import lib, shell
+from .files import collated, read, records
+from .shell import tool
+
+FIXES_LINE = re.compile(r'^Fixes: [0-9a-f]{12} \("', re.M)
+
+
+def result(rc: int, what: str) -> None:
+    print(f"{'ok' if rc == 0 else 'not ok'} - fixes: {what}", flush=True)
+
+
+def fix_count(root: str) -> int:
+    """The parts of scripts/series/parts whose hook-up is a patch by
+    path: the fixes, which come first."""
+    n = 0
+    for line in records(read(f'{root}/scripts/series/parts')):
+        fields = line.split()
+        if not line.startswith('#') and len(fields) > 1 and '/' in fields[1]:
+            n += 1
+    return n
+
+
+def fixes() -> int:
+    base = os.environ.get('BASE') or lib.default_base()
+    lib.check_base(base)
+    src = f'{lib.cache()}/src/{base}'
+    work = f'{lib.cache()}/series/{base}'
+    out = f'{lib.out()}/fixes/{base}'
+    os.environ['BASE'] = base
+    rc = tool([f'{lib.ROOT}/scripts/series.sh'], stdout=subprocess.DEVNULL)
+    if rc:
+        return rc
+    n = fix_count(lib.ROOT)
+    if n == 0:
+        lib.die('no fix in scripts/series/parts')
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    commits = subprocess.run(
+        ['git', '-C', f'{work}/repo', 'rev-list', '--reverse',
+         'base..perf_aux'], stdout=subprocess.PIPE, text=True,
+        check=True).stdout.split()[:n]
+    for c in commits:
+        tool(['git', '-C', f'{work}/repo', 'format-patch', '-q',
+              '--no-signature', '-o', out, '--start-number',
+              str(len(os.listdir(out)) + 1), '-1', c], check=True)
+    patches = collated(glob.glob(glob.escape(out) + '/*.patch'))
+    version = lib.tree_version(src)
+    print(f'fixes: {len(patches)} in {os.path.relpath(out, lib.ROOT)} '
+          f'(Linux {version})', flush=True)
+
+    ignore = [] if os.path.isdir(f'{src}/.git') else \
+        ['--ignore=UNKNOWN_COMMIT_ID']
+    for p in patches:
+        proc = subprocess.run(['perl', 'scripts/checkpatch.pl', '--strict',
+                               *ignore, p], cwd=src, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True,
+                              errors='surrogateescape', check=False)
+        totals = '\n'.join(line[len('total: '):]
+                           for line in proc.stdout.split('\n')
+                           if line.startswith('total: '))
+        note = ' (Fixes: id not looked up: no git history)' if ignore else ''
+        result(0 if totals.startswith('0 errors, 0 warnings, 0 checks, ')
+               else 1, f'checkpatch --strict {os.path.basename(p)}: '
+               f"{totals or 'no output'}{note}")
+        text = read(p)
+        named = '\n'.join(line[len('Fixes: '):] for line in text.split('\n')
+                          if line.startswith('Fixes: '))
+        result(0 if FIXES_LINE.search(text) else 1,
+               f'{os.path.basename(p)} names the commit it fixes: {named}')
+
+    lib.base_repo(src, f'{work}/fixes-am', f'Linux {base}',
+                  *lib.patched_files(*patches))
+    with open(f'{work}/fixes-am.log', 'wb') as log:
+        rc = subprocess.run(['git', '-C', f'{work}/fixes-am',
+                             '-c', 'user.name=perf_aux',
+                             '-c', 'user.email=perf_aux@localhost',
+                             'am', '-q', *patches], stdout=log,
+                            stderr=subprocess.STDOUT, check=False).returncode
+    if rc:
+        print(''.join(read(f'{work}/fixes-am.log').splitlines(True)[:20]),
+              end='', flush=True)
+    result(rc, f'git am onto pristine Linux {version}: '
+           f'{len(patches)} of {len(patches)}')
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    del argv
+    return shell.entry(fixes)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

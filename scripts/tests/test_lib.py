@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: GPL-2.0
+"""perf_aux.lib: the selectors and what follows from them, as literal
+cases: result and build directory names, the variants' boot parameters
+and builds, which kernels build the granule suite strict, the files a
+patch changes (git's b/, the mm queue's a/, a deleted file), the version
+of a posted series, the kernel's reports in a console log, the vmap
+benchmark's test mask from a tree's own test_case_array.
+"""
+
+import os
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.dirname(HERE)
+sys.path.insert(0, SCRIPTS)
+from perf_aux import lib  # noqa: E402
+
+
+class LibTest(unittest.TestCase):
+
+    def setUp(self) -> None:
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+
+    def write(self, name: str, text: str) -> str:
+        path = os.path.join(self.dir.name, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, 'w') as f:
+            f.write(text)
+        return path
+
+    def test_names(self) -> None:
+        self.assertEqual('reference-7.3-arm64-4k',
+                         lib.result_name('reference', '7.3', 'arm64-4k',
+                                         'default'))
+        self.assertEqual('stock-6.12-x86_64-strict',
+                         lib.result_name('stock', '6.12', 'x86_64', 'strict'))
+        for variant, build in (('default', '.build-arm64-16k'),
+                               ('strict', '.build-arm64-16k'),
+                               ('hugetlb', '.build-arm64-16k-hugetlb'),
+                               ('soak', '.build-arm64-16k-sanitize')):
+            self.assertEqual(build, lib.build_dir('arm64-16k', variant))
+        self.assertEqual('7.2-series', lib.tree_name('series-v4', '7.2'))
+        self.assertEqual('custom', lib.tree_name('custom', '7.2'))
+
+    def test_variants(self) -> None:
+        self.assertEqual(['nohugevmalloc', 'perf_aux.strict'],
+                         lib.variant_args('nohugevmalloc'))
+        self.assertEqual([], lib.variant_args('default'))
+        with mock.patch.dict(os.environ, DURATION='120'):
+            self.assertIn('perf_aux.soak=120', lib.variant_args('soak'))
+        self.assertEqual(4, lib.variant_cpus('smp'))
+        self.assertEqual(2, lib.variant_cpus('strict'))
+        self.assertTrue(lib.granule_strict('series-v9', 'default'))
+        self.assertTrue(lib.granule_strict('stock', 'nohugevmalloc'))
+        self.assertFalse(lib.granule_strict('custom', 'hugetlb'))
+
+    def test_selectors_die(self) -> None:
+        with mock.patch('sys.stderr'), self.assertRaises(lib.Died) as e:
+            lib.check_target('sparc')
+        self.assertEqual("unknown TARGET='sparc' (one of: arm64-4k arm64-16k "
+                         "arm64-64k x86_64)", str(e.exception))
+        self.assertEqual('', lib.unknown('BASE', '7.2', lib.BASES))
+        self.assertEqual('7.3', lib.version_base('7.3.0-rc7'))
+        self.assertEqual('', lib.base_suite('6.12'))
+
+    def test_patched_files(self) -> None:
+        patch = self.write('a.patch', (
+            'diff --git a/mm/vmalloc.c b/mm/vmalloc.c\n'
+            '--- a/mm/vmalloc.c\n+++ b/mm/vmalloc.c\n'
+            '--- a/mm/old.c~fix\n+++ /dev/null\n'
+            '--- a/include/x.h~name\n+++ a/include/x.h\n'
+            '--- a/mm/vmalloc.c\n+++ b/mm/vmalloc.c\t2026-01-01\n'))
+        self.assertEqual(['include/x.h', 'mm/old.c~fix', 'mm/vmalloc.c'],
+                         lib.patched_files(patch))
+
+    def test_series_version(self) -> None:
+        d = os.path.join(self.dir.name, 'series')
+        self.write('series/0000-cover-letter.patch',
+                   'From: a\nSubject: [PATCH v7 0/3] mm/vmalloc: speed up\n'
+                   ' vmap with contiguous memory\nDate: x\n')
+        self.write('series/0001-a.patch', 'Subject: [PATCH v7 1/3] a\n\n')
+        self.write('series/0002-b.patch', 'Subject: [PATCH v7 2/3] b\n\n')
+        self.assertEqual([f'{d}/0001-a.patch', f'{d}/0002-b.patch'],
+                         lib.series_mails(d))
+        self.assertEqual('[PATCH v7 0/3] mm/vmalloc: speed up vmap with '
+                         'contiguous memory', lib.series_subject(d))
+        self.assertEqual('v7', lib.series_version(d))
+        mbox = self.write('one.mbox', 'Subject: [PATCH] x\nFrom: y\n')
+        self.assertEqual('v1', lib.series_version(mbox))
+        with mock.patch.dict(os.environ, SERIES=d, KERNEL_SRC=''):
+            self.assertEqual('series-v7', lib.kernel_name('reference'))
+            self.assertEqual('stock', lib.kernel_name('stock'))
+
+    def test_console_reports(self) -> None:
+        log = self.write('console.log', (
+            'ok\nBUG: KASAN: x\nWARNING: CPU: 1 at mm/vmalloc.c\n'
+            'kmemleak: 0 unreferenced objects\nkmemleak: 3 unreferenced\n'
+            'BUG: KASAN: x\n'))
+        self.assertEqual(['BUG: KASAN: x', 'WARNING: CPU: 1 at mm/vmalloc.c',
+                          'kmemleak: 3 unreferenced'],
+                         sorted(lib.console_reports(log, log + '.none')))
+
+    def test_vmalloc_args(self) -> None:
+        self.write('tree/lib/test_vmalloc.c', (
+            'static struct test_case_desc test_case_array[] = {\n'
+            '\t{ "fix_size_alloc_test", fix_size_alloc_test, },\n'
+            '\t{ "full_fit_alloc_test", full_fit_alloc_test, },\n'
+            '\t{ "vmap_contig_chunks_test", vmap_contig_chunks_test, },\n'
+            '};\n'))
+        tree = os.path.join(self.dir.name, 'tree')
+        self.assertEqual('test_vmalloc.run_test_mask=4',
+                         lib.vmalloc_args(tree, 'bench')[0])
+        self.assertEqual(['test_vmalloc.run_test_mask=0'],
+                         lib.vmalloc_args(tree, 'off'))
+        self.assertEqual(['test_vmalloc.run_test_mask=0'],
+                         lib.vmalloc_args('/nonexistent', 'bench'))
+
+    def test_without_kvm(self) -> None:
+        argv = lib.without_kvm(['qemu', '-m', '1'])
+        self.assertEqual(['qemu', '-m', '1'], argv[-3:])
+        self.assertEqual(os.path.exists('/dev/kvm'), argv[0] == 'unshare')
+
+
+if __name__ == '__main__':
+    unittest.main()
