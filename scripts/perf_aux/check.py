@@ -40,7 +40,6 @@ PERF_AUX_PEERS=0 leaves the peers out of the mutant stages.
 """
 
 import glob
-import locale
 import os
 import re
 import shutil
@@ -49,7 +48,7 @@ import sys
 import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import mutants, shell, stages
+from . import files, mutants, shell, stages
 from .files import collated, read, records
 from .shell import stage
 
@@ -538,7 +537,7 @@ def teed(log: str, func: Callable[[], int]) -> int:
 def main(argv: Optional[List[str]] = None) -> int:
     # Each line out as it is printed: the programs' own lines come between.
     sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
-    locale.setlocale(locale.LC_COLLATE, '')
+    files.use_collation()
     shell.export()
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == [BESIDE]:

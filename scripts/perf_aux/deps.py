@@ -25,7 +25,6 @@ recommended apache2 (gunicorn serves the API), lavacli, PostgreSQL.
 """
 
 import glob
-import locale
 import os
 import re
 import shutil
@@ -34,7 +33,7 @@ import sys
 import tempfile
 from typing import List, Optional, Sequence
 
-from . import shell
+from . import files, shell
 from .files import collated, read
 
 # busybox-static and libopencsd-bin: the host tests of the LAVA converter
@@ -413,7 +412,7 @@ def deps(targets: Sequence[str]) -> int:
 
 def main(argv: Optional[List[str]] = None) -> int:
     sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
-    locale.setlocale(locale.LC_COLLATE, '')
+    files.use_collation()
     args = sys.argv[1:] if argv is None else argv
     try:
         return deps(args)

@@ -63,6 +63,16 @@ def relative(path: str, root: str) -> str:
     return path[len(root) + 1:] if path.startswith(root + '/') else path
 
 
+def use_collation() -> None:
+    """Sort as sort and ls do, in the environment's collation (LC_ALL,
+    LC_COLLATE, LANG); where that locale is not installed, as they do
+    then: in byte order."""
+    try:
+        locale.setlocale(locale.LC_COLLATE, '')
+    except locale.Error:
+        locale.setlocale(locale.LC_COLLATE, 'C')
+
+
 def collated(names: Iterable[str]) -> List[str]:
     """NAMES sorted as ls and sort do, in the locale's collation."""
     return sorted(names, key=locale.strxfrm)

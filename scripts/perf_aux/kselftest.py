@@ -20,7 +20,6 @@ of entries, so it needs no root and no mknod; the Debian root filesystem,
 which has device nodes and owners of its own, goes through cpio.
 """
 
-import locale
 import os
 import shutil
 import subprocess
@@ -28,7 +27,7 @@ import sys
 import tempfile
 from typing import List, NamedTuple, Optional, Sequence
 
-from . import shell
+from . import files, shell
 from .files import collated, records, remove
 from .shell import stage, tool
 
@@ -301,7 +300,7 @@ def kselftest(name: str, target: str, variant: str, log: str,
 def main(argv: Optional[List[str]] = None) -> int:
     # Each line out as it is printed: the tools' own lines come between.
     sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
-    locale.setlocale(locale.LC_COLLATE, '')
+    files.use_collation()
     shell.export()
     args = sys.argv[1:] if argv is None else argv
     if len(args) < 4:

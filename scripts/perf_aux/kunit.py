@@ -26,7 +26,6 @@ $PERF_AUX_CACHE/kunitpy/.  Exit 1 if a run that should pass did not.
 import glob
 import hashlib
 import json
-import locale
 import os
 import re
 import subprocess
@@ -34,7 +33,7 @@ import sys
 from collections import Counter
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from . import shell
+from . import files, shell
 from .files import cat, collated, read, remove, write_line
 from .shell import stage, tool
 
@@ -358,7 +357,7 @@ def series_runs(tree: str) -> int:
 def main(argv: Optional[List[str]] = None) -> int:
     # Each line out as it is printed: the tools' own lines come between.
     sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
-    locale.setlocale(locale.LC_COLLATE, '')
+    files.use_collation()
     shell.export()
     args = sys.argv[1:] if argv is None else argv
     try:

@@ -44,7 +44,6 @@ kunit_py, ...) is called there, through perf_aux.shell.
 
 import email.utils
 import glob
-import locale
 import os
 import re
 import shutil
@@ -54,7 +53,7 @@ import time
 from dataclasses import dataclass
 from typing import List, NamedTuple, Optional, Sequence
 
-from . import shell
+from . import files, shell
 from .files import (collated, cp, head, read, records, relative, same_file,
                     tail, text_lines, write)
 from .shell import git_in, tool, tool_output
@@ -784,7 +783,7 @@ def series(argv: Sequence[str]) -> None:
 def main(argv: Optional[List[str]] = None) -> int:
     # Each line out as it is printed: the tools' own lines come between.
     sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
-    locale.setlocale(locale.LC_COLLATE, '')
+    files.use_collation()
     try:
         series(sys.argv[1:] if argv is None else argv)
     except shell.ShellError as e:

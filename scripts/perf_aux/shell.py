@@ -9,7 +9,6 @@ status, 2.  tool, tool_output and git_in run the host's programs; stage
 times one step.
 """
 
-import locale
 import os
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from contextlib import contextmanager
 from typing import (Callable, Dict, Iterator, List, Mapping, NoReturn,
                     Optional, Sequence)
 
-from . import lib
+from . import files, lib
 
 
 class ShellError(Exception):
@@ -151,7 +150,7 @@ def entry(func: Callable[[], int]) -> int:
     come between), the locale's collation, ccache's settings; FUNC's
     status, or a die's or a failed step's."""
     sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
-    locale.setlocale(locale.LC_COLLATE, '')
+    files.use_collation()
     lib.export()
     try:
         return func()

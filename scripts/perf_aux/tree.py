@@ -31,7 +31,6 @@ perf_aux.shell.
 
 import glob
 import hashlib
-import locale
 import os
 import shutil
 import stat
@@ -40,7 +39,7 @@ import sys
 import tempfile
 from typing import List, NamedTuple, Optional, Sequence
 
-from . import shell
+from . import files, shell
 from .files import cat, collated, read, records, remove, write_line
 from .shell import tool, tool_output
 
@@ -496,7 +495,7 @@ def kernel_tree(name: str, mutant: str) -> int:
 def main(argv: Optional[List[str]] = None) -> int:
     # Each line out as it is printed: the tools' own lines come between.
     sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
-    locale.setlocale(locale.LC_COLLATE, '')
+    files.use_collation()
     args = sys.argv[1:] if argv is None else argv
     if not args or not args[0]:
         return usage_error('1', USAGE)
