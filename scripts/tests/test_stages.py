@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Every stage of both tiers runs to its end with stand-in programs.
+
+The stages of the full tier take hours of builds and boots, so most of
+them run rarely; a stage that breaks on its own code (a name, an argument)
+must not wait for that run to show it.  Here every program a stage runs
+(scripts/run.sh, kunit.sh, kselftest.sh, kernel-tree.sh, deps.sh,
+results.py, the LAVA and series checks) is a stand-in that succeeds, and
+each stage must end, print its check lines, and count them.
+"""
+
+import contextlib
+import io
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.dirname(HERE)
+sys.path.insert(0, SCRIPTS)
+from perf_aux import check, shell, stages  # noqa: E402
+
+
+class StagesTest(unittest.TestCase):
+
+    def setUp(self) -> None:
+        self.out = tempfile.mkdtemp(prefix='stages.')
+        os.makedirs(os.path.join(self.out, 'logs'))
+        for patch in (
+                mock.patch.dict(os.environ, PERF_AUX_OUT=self.out, BASE='7.3',
+                                PERF_AUX_CACHE=self.out),
+                mock.patch.object(check.Check, 'call', return_value=0),
+                mock.patch.object(check.Check, 'capture',
+                                  return_value=(0, 'ok - stand-in: a')),
+                mock.patch.object(check.Check, 'results',
+                                  return_value=(0, 'stand-in line')),
+                mock.patch.object(check.Check, 'results_shown',
+                                  return_value=0),
+                mock.patch.object(stages, 'tool', return_value=0),
+                mock.patch.object(shell, 'tool', return_value=0)):
+            patch.start()
+            self.addCleanup(patch.stop)
+
+    def tearDown(self) -> None:
+        shutil.rmtree(self.out)
+
+    def stage(self, full: bool, name: str) -> check.Check:
+        c = check.Check(full)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            c.run_stage(name)
+        self.assertGreater(c.passed + c.failed + c.skipped, 0,
+                           f'{name}: no check line\n{out.getvalue()}')
+        self.assertEqual(1, len(c.stage_times), name)
+        return c
+
+    def test_quick_stages(self) -> None:
+        for name in check.QUICK_STAGES:
+            if name != 'host':
+                with self.subTest(stage=name):
+                    self.stage(False, name)
+
+    def test_full_stages(self) -> None:
+        for name in check.FULL_STAGES:
+            if name != 'host':
+                with self.subTest(stage=name):
+                    self.stage(True, name)
+
+    def test_unknown_stage(self) -> None:
+        c = check.Check(False)
+        with mock.patch('sys.stderr'), self.assertRaises(SystemExit) as e:
+            c.run_stage('nonesuch')
+        self.assertEqual(2, e.exception.code)
+
+
+if __name__ == '__main__':
+    unittest.main()
