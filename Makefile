@@ -64,7 +64,8 @@ check-full:
 
 mutants:
 	BASE="$${BASE:-$$(PYTHONPATH=scripts python3 -m perf_aux.lib default_base)}" \
-		scripts/check.sh --full peers aux_mutants vmap_mutants module_mutants
+		scripts/check.sh --full peers aux_mutants vmap_mutants module_mutants \
+		perf_core_mutants
 
 series:
 	scripts/series.sh
