@@ -48,7 +48,7 @@ import sys
 import time
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import files, mutants, shell, stages
+from . import lib, mutants, shell, stages
 from .files import collated, read, records
 from .shell import stage
 
@@ -93,14 +93,11 @@ class Check:
         self.failures: List[str] = []
         self.stage_times: List[str] = []
         self.res = ''
-        settings = shell.values('PERF_AUX_ROOT', 'PERF_AUX_OUT',
-                                'PERF_AUX_CACHE', 'PERF_AUX_BASES',
-                                'PERF_AUX_TARGETS')
-        self.root = settings['PERF_AUX_ROOT']
-        self.out = settings['PERF_AUX_OUT']
-        self.cache = settings['PERF_AUX_CACHE']
-        self.bases = settings['PERF_AUX_BASES'].split()
-        self.targets = settings['PERF_AUX_TARGETS'].split()
+        self.root = lib.ROOT
+        self.out = lib.out()
+        self.cache = lib.cache()
+        self.bases = list(lib.BASES)
+        self.targets = list(lib.TARGETS)
         self.default_base = self.bases[0]
         self.beside: Optional[subprocess.Popen] = None
         self.beside_log = ''
@@ -219,7 +216,7 @@ class Check:
         return os.path.basename(path.rstrip('/')) or path
 
     def result_name(self, kernel: str, target: str, variant: str) -> str:
-        return shell.output('result_name', kernel, self.base, target, variant)
+        return lib.result_name(kernel, self.base, target, variant)
 
     def run_job(self, kernel: str, target: str, variant: str,
                 *args: str) -> None:
@@ -449,7 +446,7 @@ def tier(c: Check, named: List[str]) -> int:
         chosen = named or list(FULL_STAGES)
         bases = (os.environ.get('BASE') or ' '.join(c.bases)).split()
         for b in bases:
-            shell.run('check_base', b)
+            lib.check_base(b)
     else:
         chosen = named or list(QUICK_STAGES)
         bases = [c.default_base]
@@ -535,10 +532,7 @@ def teed(log: str, func: Callable[[], int]) -> int:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    # Each line out as it is printed: the programs' own lines come between.
-    sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
-    files.use_collation()
-    shell.export()
+    shell.begin()
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == [BESIDE]:
         full = args[1:2] == ['--full']

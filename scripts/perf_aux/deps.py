@@ -33,7 +33,7 @@ import sys
 import tempfile
 from typing import List, Optional, Sequence
 
-from . import files, shell
+from . import lib, shell
 from .files import collated, read
 
 # busybox-static and libopencsd-bin: the host tests of the LAVA converter
@@ -93,9 +93,8 @@ class Deps:
     updated yet."""
 
     def __init__(self) -> None:
-        settings = shell.values('PERF_AUX_CACHE', 'PERF_AUX_MIN_DEBIAN')
-        self.cache = settings['PERF_AUX_CACHE']
-        self.min_debian = settings['PERF_AUX_MIN_DEBIAN']
+        self.cache = lib.cache()
+        self.min_debian = lib.MIN_DEBIAN
         self.lava_cache = f'{self.cache}/lava'
         self.apt_updated = False
 
@@ -291,7 +290,7 @@ class Deps:
         """The linux-source-BASE .deb in the cache (or, for the machine's
         own release, the installed tarball): its path."""
         pkg = f'linux-source-{base}'
-        suite = shell.output('base_suite', base)
+        suite = lib.base_suite(base)
         os.makedirs(f'{self.cache}/debs', exist_ok=True)
         if not suite:
             self.install_packages([pkg], to_stderr=True)
@@ -312,7 +311,7 @@ class Deps:
     def fetch_base(self, base: str) -> None:
         """$PERF_AUX_CACHE/src/BASE holds the base's kernel source and, in
         .perf_aux-debian, the Debian version it came from."""
-        shell.run('check_base', base)
+        lib.check_base(base)
         dst = f'{self.cache}/src/{base}'
         if os.path.isfile(f'{dst}/.perf_aux-debian'):
             return
@@ -394,7 +393,7 @@ def deps(targets: Sequence[str]) -> int:
         elif target.startswith('base-') or target == 'testdefs':
             continue
         else:
-            shell.run('check_target', target)
+            lib.check_target(target)
             packages += ARM64 if target.startswith('arm64-') else X86
     d.install_packages(packages)
     for target in targets:
@@ -411,13 +410,8 @@ def deps(targets: Sequence[str]) -> int:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
-    files.use_collation()
     args = sys.argv[1:] if argv is None else argv
-    try:
-        return deps(args)
-    except shell.ShellError as e:
-        return e.status
+    return shell.entry(lambda: deps(args))
 
 
 if __name__ == '__main__':

@@ -27,7 +27,7 @@ import sys
 import tempfile
 from typing import List, NamedTuple, Optional, Sequence
 
-from . import files, shell
+from . import lib, shell
 from .files import collated, records, remove
 from .shell import stage, tool
 
@@ -207,15 +207,14 @@ def boot(target: str, b: Build, initrd: str, log: str, cpus: str,
          args: Sequence[str]) -> int:
     """The initramfs INITRD booted on CPUS CPUs with ARGS on the command
     line, under timeout; the console in LOG."""
-    settings = shell.values('ARM64_QEMU_CPU', 'GUEST_MEMORY_MIB')
     # lib/test_vmalloc.c runs in the KUnit boot only (scripts/kunit.sh).
     cmdline = ' '.join(['panic=-1 kunit.enable=0',
-                        shell.output('vmalloc_args', '-', 'off'),
+                        *lib.vmalloc_args('-', 'off'),
                         'rdinit=/init', *args])
     seconds = BOOT_SECONDS + int(os.environ.get('BOOT_EXTRA_SECONDS') or 0)
     argv = ['timeout', str(seconds),
-            *qemu(target, b, cmdline, settings['ARM64_QEMU_CPU']),
-            '-nodefaults', '-m', settings['GUEST_MEMORY_MIB'], '-smp', cpus,
+            *qemu(target, b, cmdline, lib.ARM64_QEMU_CPU),
+            '-nodefaults', '-m', str(lib.GUEST_MEMORY_MIB), '-smp', cpus,
             '-initrd', initrd, '-no-reboot', '-nographic', '-serial', 'stdio']
     sys.stdout.flush()
     with open(log, 'wb') as f:
@@ -238,22 +237,18 @@ def show(lines: Sequence[bytes]) -> None:
 
 def kselftest(name: str, target: str, variant: str, log: str,
               args: Sequence[str]) -> int:
-    settings = shell.values('PERF_AUX_ROOT', 'PERF_AUX_CACHE')
-    root = settings['PERF_AUX_ROOT']
-    tree = shell.output('tree_dir', name)
-    b = Build(tree, os.path.join(tree, shell.output('build_dir', target,
-                                                    variant)),
-              shell.output('target_arch', target),
-              shell.output('target_cross', target))
+    root = lib.ROOT
+    tree = lib.tree_dir(name)
+    b = Build(tree, os.path.join(tree, lib.build_dir(target, variant)),
+              lib.target_arch(target), lib.target_cross(target))
     if target.startswith('arm64-'):
-        busybox = os.path.join(settings['PERF_AUX_CACHE'], 'busybox/arm64/busybox')
+        busybox = os.path.join(lib.cache(), 'busybox/arm64/busybox')
     else:
         busybox = '/bin/busybox'
     if not os.access(busybox, os.X_OK):
         shell.die(f'no busybox for {target} (run scripts/deps.sh {target})')
-    run = shell.output('result_name', name, shell.output('run_base'), target,
-                       variant)
-    cpus = shell.output('variant_cpus', variant)
+    run = lib.result_name(name, lib.run_base(), target, variant)
+    cpus = str(lib.variant_cpus(variant))
 
     stage(f'build kselftests {name}-{target}', selftests, b,
           os.environ.get('KSELFTEST_TARGETS') or 'perf_aux')
@@ -285,7 +280,7 @@ def kselftest(name: str, target: str, variant: str, log: str,
         os.environ['BOOT_EXTRA_SECONDS'] = str(SANITIZE_EXTRA_SECONDS)
     rc = stage(f'boot kselftests {run}', boot, target, b,
                os.path.join(b.build, 'initramfs.cpio.gz'), log, cpus,
-               [*args, *shell.output('variant_args', variant).split()])
+               [*args, *lib.variant_args(variant)])
     if rc:
         return rc
     lines = marked(log)
@@ -298,18 +293,12 @@ def kselftest(name: str, target: str, variant: str, log: str,
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    # Each line out as it is printed: the tools' own lines come between.
-    sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
-    files.use_collation()
-    shell.export()
     args = sys.argv[1:] if argv is None else argv
     if len(args) < 4:
         print(USAGE, file=sys.stderr)
         return 2
-    try:
-        return kselftest(args[0], args[1], args[2], args[3], args[4:])
-    except shell.ShellError as e:
-        return e.status
+    return shell.entry(lambda: kselftest(args[0], args[1], args[2], args[3],
+                                         args[4:]))
 
 
 if __name__ == '__main__':

@@ -33,7 +33,7 @@ import sys
 from collections import Counter
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from . import files, shell
+from . import lib, shell
 from .files import cat, collated, read, remove, write_line
 from .shell import stage, tool
 
@@ -87,9 +87,9 @@ def kunit_build(log: str, args: Sequence[str]) -> int:
 
 def kunit_exec(log: str, args: Sequence[str]) -> int:
     with open(log, 'wb') as f:
-        rc = shell.run('without_kvm', 'timeout', str(EXEC_SECONDS), 'python3',
-                       KUNIT_PY, 'exec', *args, check=False, stdout=f,
-                       stderr=subprocess.STDOUT)
+        rc = tool(lib.without_kvm(['timeout', str(EXEC_SECONDS), 'python3',
+                                   KUNIT_PY, 'exec', *args]),
+                  stdout=f, stderr=subprocess.STDOUT)
     for line in read(log).splitlines():
         if VERDICT.match(line):
             print(line)
@@ -163,43 +163,40 @@ def kernel_args(tree: str, variant: str, args: Sequence[str]) -> List[str]:
     caller gives lib/test_vmalloc.c parameters of its own (scripts/
     check.sh: the peer, or none), the caller's, the variant's."""
     if not any(a.startswith('test_vmalloc.') for a in args):
-        args = [*shell.output('vmalloc_args', tree, 'bench').split(), *args]
-    args = [*args, *shell.output('variant_args', variant).split()]
+        args = [*lib.vmalloc_args(tree, 'bench'), *args]
+    args = [*args, *lib.variant_args(variant)]
     return ['--kernel_args=panic=-1', *(f'--kernel_args={a}' for a in args)]
 
 
 def kunit(name: str, target: str, variant: str, log: str,
           args: Sequence[str]) -> int:
-    shell.run('check_target', target)
-    shell.run('check_variant', variant)
-    settings = shell.values('PERF_AUX_ROOT', 'GUEST_MEMORY_MIB',
-                            'ARM64_QEMU_CPU')
-    tree = shell.output('tree_dir', name)
-    arch = shell.output('target_arch', target)
-    cross = shell.output('target_cross', target)
-    build = shell.output('build_dir', target, variant)
+    lib.check_target(target)
+    lib.check_variant(variant)
+    tree = lib.tree_dir(name)
+    arch = lib.target_arch(target)
+    cross = lib.target_cross(target)
+    build = lib.build_dir(target, variant)
     common = [f'--arch={arch}', f'--build_dir={build}',
               *([f'--cross_compile={cross}'] if cross else [])]
     configs = [f'--kunitconfig={c}' for c in config_files(
-        settings['PERF_AUX_ROOT'], arch, target,
-        shell.output('variant_config', variant))]
+        lib.ROOT, arch, target, lib.variant_config(variant))]
     kargs = kernel_args(tree, variant, args)
 
     # The sanitize configuration: test_aux_pmu=m over boot.config's =y,
     # and the kernel stack erased on each return to user space.
-    if shell.output('variant_build', variant) == 'sanitize':
+    if lib.variant_build(variant) == 'sanitize':
         configs += ['--kconfig_add=CONFIG_TEST_AUX_PMU=m',
                     '--kconfig_add=CONFIG_GCC_PLUGINS=y',
                     f'--kconfig_add={stack_erase_option(tree)}=y']
         os.environ.update(plugin_sources_hashed(tree))
-    strict = shell.run('granule_strict', name, variant, check=False) == 0
+    strict = lib.granule_strict(name, variant)
     configs.append('--kconfig_add=CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT='
                    + ('y' if strict else 'n'))
 
     os.chdir(tree)
     configs.append(f'--make_options=CC=ccache {cross}gcc')
     key = build_key(tree, [*common, *configs])
-    what = f"build {shell.output('tree_name', name, shell.output('run_base'))} {build}"
+    what = f'build {lib.tree_name(name, lib.run_base())} {build}'
     if key and cat(os.path.join(build, BUILT)) == key:
         print(f'{what}: built earlier in this check, unchanged')
     else:
@@ -210,11 +207,10 @@ def kunit(name: str, target: str, variant: str, log: str,
         if key:
             write_line(os.path.join(build, BUILT), key)
     # Appended after kunit.py's own -m and -cpu, which they override.
-    kargs.append(f"--qemu_args=-m {settings['GUEST_MEMORY_MIB']}")
+    kargs.append(f'--qemu_args=-m {lib.GUEST_MEMORY_MIB}')
     if arch == 'arm64':
-        kargs.append(f"--qemu_args=-cpu {settings['ARM64_QEMU_CPU']}")
-    run = shell.output('result_name', name, shell.output('run_base'), target,
-                       variant)
+        kargs.append(f'--qemu_args=-cpu {lib.ARM64_QEMU_CPU}')
+    run = lib.result_name(name, lib.run_base(), target, variant)
     rc = stage(f'KUnit {run}', kunit_exec, f'{log}.exec',
                [*common, '--timeout=600', *kargs])
     tool(['cp', os.path.join(build, 'test.log'), log], check=True)
@@ -233,13 +229,6 @@ def summary(log: str) -> str:
         if re.search(r'error|not satisfied|missing', line, re.I):
             return line
     return lines[-1] if lines else ''
-
-
-def kunit_py(build: str, log: str, args: Sequence[str], cwd: str,
-             cross: str = '') -> int:
-    """perf_aux.lib's kunit_py in CWD, with CROSS."""
-    return shell.run('kunit_py', build, log, *args, check=False, cwd=cwd,
-                     env={'CROSS': cross})
 
 
 def refused_for_perf_events(log: str) -> bool:
@@ -288,12 +277,11 @@ def kernelci_results(path: str, suites: Sequence[str]) -> Tuple[List[str], bool]
 
 
 def series_runs(tree: str) -> int:
-    settings = shell.values('PERF_AUX_CACHE', 'PERF_AUX_OUT')
-    dirs = os.path.join(settings['PERF_AUX_CACHE'], 'kunitpy')
-    out = os.path.join(settings['PERF_AUX_OUT'], 'kunitpy')
+    dirs = os.path.join(lib.cache(), 'kunitpy')
+    out = os.path.join(lib.out(), 'kunitpy')
     if not tree:
-        base = os.environ.get('BASE') or shell.output('default_base')
-        tree = os.path.join(settings['PERF_AUX_CACHE'], 'series', base, 'tree')
+        base = os.environ.get('BASE') or lib.default_base()
+        tree = os.path.join(lib.cache(), 'series', base, 'tree')
     if not os.access(os.path.join(tree, KUNIT_PY), os.X_OK):
         shell.die(f'no kernel tree with kunit.py at {tree} '
                   '(scripts/series.sh --check)')
@@ -307,7 +295,7 @@ def series_runs(tree: str) -> int:
             cross = 'aarch64-linux-gnu-' if arch == 'arm64' else ''
             # UML as a maintainer gets it: kunit.py's default.
             archarg = [] if arch == 'um' else [f'--arch={arch}']
-            rc = kunit_py(f'{dirs}/{arch}-{suite}', log,
+            rc = lib.kunit_py(f'{dirs}/{arch}-{suite}', log,
                           ['run', f'--kunitconfig={kc}', *archarg,
                            *([f'--cross_compile={cross}'] if cross else [])],
                           tree, cross)
@@ -326,7 +314,7 @@ def series_runs(tree: str) -> int:
     # kernel test robot's allmodconfig and randconfig builds of UML reach
     # them.  Those that need perf events cannot be set there; kunit.py
     # names them.
-    rc = kunit_py(f'{dirs}/um-all', f'{out}/um-all-options.log',
+    rc = lib.kunit_py(f'{dirs}/um-all', f'{out}/um-all-options.log',
                   ['build', '--kunitconfig=mm/tests/vmap_granule_kunit.kunitconfig',
                    '--kconfig_add=CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT=y',
                    '--kconfig_add=CONFIG_TEST_VMALLOC=y'], tree)
@@ -341,7 +329,7 @@ def series_runs(tree: str) -> int:
     for step, step_log, extra in (
             ('config', f'{log}.config', []), ('build', f'{log}.build', []),
             ('exec', log, [f'--json={out}/kernelci-x86_64.json'])):
-        rc = kunit_py(f'{dirs}/x86_64-all', step_log,
+        rc = lib.kunit_py(f'{dirs}/x86_64-all', step_log,
                       [step, '--arch=x86_64', *extra], tree)
         if rc:
             break
@@ -355,20 +343,15 @@ def series_runs(tree: str) -> int:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    # Each line out as it is printed: the tools' own lines come between.
-    sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
-    files.use_collation()
-    shell.export()
     args = sys.argv[1:] if argv is None else argv
-    try:
-        if args and args[0] == '--series':
-            return series_runs(args[1] if len(args) > 1 else '')
-        if len(args) < 4:
-            print(USAGE, file=sys.stderr)
-            return 2
-        return kunit(args[0], args[1], args[2], args[3], args[4:])
-    except shell.ShellError as e:
-        return e.status
+    if args and args[0] == '--series':
+        return shell.entry(lambda: series_runs(args[1] if len(args) > 1
+                                               else ''))
+    if len(args) < 4:
+        print(USAGE, file=sys.stderr)
+        return 2
+    return shell.entry(lambda: kunit(args[0], args[1], args[2], args[3],
+                                     args[4:]))
 
 
 if __name__ == '__main__':

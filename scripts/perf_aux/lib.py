@@ -3,11 +3,9 @@
 kernels and variants, and the facts that follow from them (build
 directories, boot parameters, result names, trees, series).
 
-Every module asks here (most through perf_aux.shell's run, output, lines
-and values, by the function's name), so each of these is defined once.
-The functions read the environment when called (BASE, KERNEL_SRC,
-SERIES, DURATION, PERF_AUX_CACHE, PERF_AUX_OUT), as the shell library
-they replace read it when sourced.
+Every module calls these, so each is defined once.  The functions read
+the environment when called (BASE, KERNEL_SRC, SERIES, DURATION,
+PERF_AUX_CACHE, PERF_AUX_OUT).
 """
 
 import os
@@ -61,8 +59,13 @@ class Died(Exception):
     status = 2
 
 
-def die(message: str) -> NoReturn:
+def error(message: str) -> None:
+    """perf_aux: error: MESSAGE, on stderr."""
     print(f'perf_aux: error: {message}', file=sys.stderr, flush=True)
+
+
+def die(message: str) -> NoReturn:
+    error(message)
     raise Died(message)
 
 
@@ -76,7 +79,9 @@ def cache() -> str:
 
 
 def out() -> str:
-    return os.environ.get('PERF_AUX_OUT') or f'{ROOT}/out'
+    """The results, logs and pages of the runs (read when asked: the lab's
+    selftest gives each submission its own)."""
+    return os.path.abspath(os.environ.get('PERF_AUX_OUT') or f'{ROOT}/out')
 
 
 def exports() -> Dict[str, str]:
@@ -423,14 +428,15 @@ def series_version(series: Optional[str] = None) -> str:
     return f"v{m.group(1) if m else 1}"
 
 
-def kernel_name(kernel: str) -> str:
+def kernel_name(kernel: str, series: Optional[str] = None) -> str:
     """The kernel name used in result paths: the KERNEL selector, "custom"
     for a tree given with KERNEL_SRC, "series-vN" for the reference of a
-    SERIES run."""
+    SERIES run (SERIES, or the one given)."""
+    series = os.environ.get('SERIES', '') if series is None else series
     if os.environ.get('KERNEL_SRC'):
         return 'custom'
-    if os.environ.get('SERIES') and kernel == 'reference':
-        return f'series-{series_version()}'
+    if series and kernel == 'reference':
+        return f'series-{series_version(series)}'
     return kernel
 
 

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from typing import List, Optional
 
-from . import shell
+from . import lib
 from .files import read
 
 PEER_VMALLOC = ('test_vmalloc.test_loop_count=10000',
@@ -184,7 +184,7 @@ def module_mutant(c, patch: str, name: str, res: str, log: str,
     # Built for its boot: a configuration variant (sanitize) is a build of
     # its own, without the peers, which no module mutant runs: the peers'
     # configuration beside it would be one more cold build.
-    if shell.output('variant_config', variant):
+    if lib.variant_config(variant):
         peer_off = []
     if not mutant_build(c, patch, variant, f'{log}-kunit.log', peer_off):
         return

@@ -38,8 +38,8 @@ PERF_AUX_AUTHOR: "Name <mail>" of the commits, else git's user.name and
 user.email, else a placeholder.  Dates come from the project's HEAD, so the
 same commit gives the same series.
 
-What perf_aux.lib defines (the bases, the paths, patched_files, base_repo,
-kunit_py, ...) is called there, through perf_aux.shell.
+The bases, the paths, patched_files, base_repo, kunit_py, ... are
+perf_aux.lib's.
 """
 
 import email.utils
@@ -53,7 +53,7 @@ import time
 from dataclasses import dataclass
 from typing import List, NamedTuple, Optional, Sequence
 
-from . import files, shell
+from . import lib, shell
 from .files import (collated, cp, head, read, records, relative, same_file,
                     tail, text_lines, write)
 from .shell import git_in, tool, tool_output
@@ -303,16 +303,14 @@ def ksft_makefile(s: Series, repo: str) -> None:
 
 # The series.
 
-def series_base(s: Series, repo: str, stdout=None) -> None:
+def series_base(s: Series, repo: str) -> None:
     """A git repository of the pristine files the series changes
     (MAINTAINERS, what the hook-ups change), committed as the base."""
     hookups = collated(glob.glob(glob.escape(s.hookup) + '/*.patch')) or \
         [s.hookup + '/*.patch']
-    files = shell.lines('patched_files', *hookups, *fix_patches(s),
-                        check=False)
-    shell.run('base_repo', s.src, repo,
-              f'Linux {s.version} (Debian linux-source-{s.base} {s.debian})',
-              'MAINTAINERS', *files, stdout=stdout)
+    files = lib.patched_files(*hookups, *fix_patches(s))
+    lib.base_repo(s.src, repo, f'Linux {s.version} (Debian '
+                  f'linux-source-{s.base} {s.debian})', 'MAINTAINERS', *files)
 
 
 def commit_date(root: str) -> str:
@@ -509,7 +507,7 @@ def check_am(s: Series, patches: Sequence[str]) -> None:
     included."""
     repo = os.path.join(s.work, 'am')
     log = os.path.join(s.work, 'am.log')
-    series_base(s, repo, stdout=subprocess.DEVNULL)
+    series_base(s, repo)
     rc = tool(git_in(repo, 'am', '-q', *patches), log=log)
     count = tool_output(git_in(repo, 'rev-list', '--count', 'base..HEAD'),
                         stderr=subprocess.DEVNULL)
@@ -567,15 +565,13 @@ def kernel_prefix(s: Series, tree: str, n: int, patch: str) -> None:
     write(frag, config)
     how = ['build']
     if 'KUNIT_TEST=y' in config:
-        lib = shell.values('GUEST_MEMORY_MIB', 'ARM64_QEMU_CPU')
         how = ['run', '--kernel_args=panic=-1',
-               f"--kernel_args={shell.output('vmalloc_args', '-', 'off')}",
-               f"--qemu_args=-m {lib['GUEST_MEMORY_MIB']} "
-               f"-cpu {lib['ARM64_QEMU_CPU']}"]
-    rc = shell.run('kunit_py', os.path.join(s.work, 'kbuild'), log, *how,
-                   '--arch=arm64', f'--cross_compile={CROSS}',
-                   f'--kunitconfig={frag}', check=False, cwd=tree,
-                   env={'CROSS': CROSS})
+               f"--kernel_args={' '.join(lib.vmalloc_args('-', 'off'))}",
+               f'--qemu_args=-m {lib.GUEST_MEMORY_MIB} '
+               f'-cpu {lib.ARM64_QEMU_CPU}']
+    rc = lib.kunit_py(os.path.join(s.work, 'kbuild'), log,
+                      [*how, '--arch=arm64', f'--cross_compile={CROSS}',
+                       f'--kunitconfig={frag}'], tree, CROSS)
     if rc:
         say(tail(read(log), 20))
     tests = sum('TEST' in line for line in records(config))
@@ -667,7 +663,7 @@ def unfixed_is(s: Series, tree: str, name: str, stock: str) -> bool:
     except OSError as e:
         print(f'cp: {e}', file=sys.stderr)
     for p in fix_patches(s):
-        if name not in shell.lines('patched_files', p, check=False):
+        if name not in lib.patched_files(p):
             continue
         if subprocess.run(['patch', '-s', '-R', '-p1', '-d', tmp, '-i', p],
                           stdout=subprocess.DEVNULL,
@@ -746,20 +742,19 @@ def parse_args(argv: Sequence[str]) -> List[bool]:
 
 def setup(kernel_prefixes: bool) -> Series:
     """BASE (checked) and its paths; its source unpacked if missing."""
-    lib = shell.values('PERF_AUX_ROOT', 'PERF_AUX_CACHE', 'PERF_AUX_OUT')
-    root, cache = lib['PERF_AUX_ROOT'], lib['PERF_AUX_CACHE']
-    base = os.environ.get('BASE') or shell.output('default_base')
-    shell.run('check_base', base)
-    patches_dir = shell.output('base_patches', base)
+    root, cache = lib.ROOT, lib.cache()
+    base = os.environ.get('BASE') or lib.default_base()
+    lib.check_base(base)
+    patches_dir = lib.base_patches(base)
     s = Series(root=root, base=base, src=os.path.join(cache, 'src', base),
                work=os.path.join(cache, 'series', base),
-               out=os.path.join(lib['PERF_AUX_OUT'], 'series', base),
+               out=os.path.join(lib.out(), 'series', base),
                hookup=patches_dir + '/hookup', patches_dir=patches_dir,
                cache=cache, kernel_prefixes=kernel_prefixes)
     if not os.path.isdir(s.src):
         tool([os.path.join(root, 'scripts/deps.sh'), f'base-{base}'],
              check=True, stdout=subprocess.DEVNULL)
-    s.version = shell.output('tree_version', s.src)
+    s.version = lib.tree_version(s.src)
     try:
         s.debian = read(os.path.join(s.src, '.perf_aux-debian')).rstrip('\n')
     except OSError:
@@ -781,16 +776,8 @@ def series(argv: Sequence[str]) -> None:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    # Each line out as it is printed: the tools' own lines come between.
-    sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
-    files.use_collation()
-    try:
-        series(sys.argv[1:] if argv is None else argv)
-    except shell.ShellError as e:
-        return e.status
-    except subprocess.CalledProcessError as e:
-        return e.returncode
-    return 0
+    args = sys.argv[1:] if argv is None else argv
+    return shell.entry(lambda: series(args) or 0)
 
 
 if __name__ == '__main__':

@@ -17,7 +17,7 @@ import re
 import shutil
 from typing import List, Optional, Sequence
 
-from . import shell
+from . import lib
 from .files import cat, collated, read
 from .shell import tool
 
@@ -127,7 +127,7 @@ def trace_expectations(c, target: str, variant: str) -> None:
     # the sanitize configuration only.
     c.expect(c.res, 'perf_aux.teardown_test', '--min-passed', '6',
              '--no-failure')
-    cpus = int(shell.output('variant_cpus', variant))
+    cpus = lib.variant_cpus(variant)
     c.expect(c.res, 'perf_aux.smp_test', '--no-failure', '--min-passed',
              '4' if cpus >= 4 else '0')
     c.expect(c.res, 'perf_aux.fault_test', '--no-failure', '--min-passed',
@@ -191,16 +191,16 @@ def sanitize_run(c) -> None:
     run = c.result_name('reference', 'arm64-4k', 'sanitize')
     reference_run(c, 'arm64-4k', 'sanitize')
     logs = f'{c.out}/logs/{run}'
-    reports = shell.output('console_reports', f'{logs}-kunit.log',
-                           f'{logs}-kselftest.log', check=False)
+    reports = lib.console_reports(f'{logs}-kunit.log',
+                                  f'{logs}-kselftest.log')
     if reports:
-        print('\n'.join(reports.split('\n')[:20]))
+        print('\n'.join(reports[:20]))
     try:
         clean = 'PERF_AUX: kmemleak: 0 unreferenced objects' in read(
             f'{logs}-kselftest.log')
     except OSError:
         clean = False
-    n = sum(1 for line in reports.split('\n') if line)
+    n = len(reports)
     c.verdict(0 if clean and not reports else 1,
               f'{run}: KASAN, lockdep, DEBUG_VM, kmemleak: {n} reports')
     module_compare(c, f'{c.out}/results/{run}')
@@ -255,7 +255,7 @@ def series_mbox_run(c) -> None:
     the reference kernel's results case by case."""
     mbox = f'{c.out}/series-input/reference-{c.base}.mbox'
     os.makedirs(os.path.dirname(mbox), exist_ok=True)
-    patches = shell.output('base_patches', c.base)
+    patches = lib.base_patches(c.base)
     with open(mbox, 'wb') as out:
         for patch in collated(f for f in os.listdir(f'{patches}/reference')
                               if f.endswith('.patch')):
@@ -264,7 +264,7 @@ def series_mbox_run(c) -> None:
     c.call([f'{c.root}/scripts/run.sh'],
            env={'SERIES': mbox, 'KERNEL': 'reference', 'TARGET': 'arm64-4k',
                 'VARIANT': 'default', 'KERNEL_SRC': '', 'KERNEL_ARGS': ''})
-    name = shell.output('kernel_name', 'reference', env={'SERIES': mbox})
+    name = lib.kernel_name('reference', series=mbox)
     series = f"{c.out}/results/{c.result_name(name, 'arm64-4k', 'default')}"
     ref = f"{c.out}/results/{c.result_name('reference', 'arm64-4k', 'default')}"
     if not os.path.isdir(ref):

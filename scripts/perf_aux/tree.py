@@ -24,9 +24,8 @@ the copying is rsync's and cp -a's: content compared, times kept.
 
 Usage: BASE=7.3 [SERIES=PATH] scripts/kernel-tree.sh NAME [MUTANT.patch]
 
-What perf_aux.lib defines (the bases, the paths, tree_version, tree_name,
-patched_files, base_repo, series_mails, ...) is called there, through
-perf_aux.shell.
+The bases, the paths, tree_version, tree_name, patched_files, base_repo,
+series_mails, ... are perf_aux.lib's.
 """
 
 import glob
@@ -39,7 +38,7 @@ import sys
 import tempfile
 from typing import List, NamedTuple, Optional, Sequence
 
-from . import files, shell
+from . import lib, shell
 from .files import cat, collated, read, records, remove, write_line
 from .shell import tool, tool_output
 
@@ -126,12 +125,6 @@ def sha256sum_line(directory: str, name: str) -> bytes:
 
 # The sources.
 
-def tree_version(src: str) -> str:
-    """perf_aux.lib's tree_version, as $(tree_version SRC) had it: whatever
-    it prints, its status aside."""
-    return shell.output('tree_version', src, check=False)
-
-
 def debian_source(cache: str, base: str) -> str:
     """The base's Debian source, unpacked by scripts/deps.sh base-BASE."""
     src = os.path.join(cache, 'src', base)
@@ -144,7 +137,7 @@ def debian_source(cache: str, base: str) -> str:
 def source_stamp(src: str) -> str:
     """What identifies an unpacked source."""
     return f"{src} {cat(os.path.join(src, '.perf_aux-debian'))} " \
-        f'{tree_version(src)}'
+        f'{lib.tree_version(src)}'
 
 
 def is_git(src: str) -> bool:
@@ -204,12 +197,11 @@ def series_am(src: str, cache: str, base: str) -> int:
     patches it applied."""
     series = os.environ.get('SERIES', '')
     repo = os.path.join(cache, 'series-am', base)
-    mails = shell.lines('series_mails', check=False)
+    mails = lib.series_mails()
     if not mails or not os.path.exists(mails[0]) or \
             os.path.getsize(mails[0]) == 0:
         shell.die(f'SERIES={series} holds no patch')
-    shell.run('base_repo', src, repo, 'base',
-              *shell.lines('patched_files', *mails, check=False))
+    lib.base_repo(src, repo, 'base', *lib.patched_files(*mails))
     rc = tool(['git', '-C', repo, '-c', 'user.name=perf_aux',
                '-c', 'user.email=perf_aux@localhost', 'am', '--empty=drop',
                *mails], log=repo + '.log')
@@ -236,7 +228,7 @@ def patch_list(name: str, mutant: str, cache: str, base: str) -> List[str]:
     """The patches of tree NAME, in the order they apply: a series first
     (written against the plain base), the hook-ups, the reference patches
     (reference and mutant trees), the mutant."""
-    patches = shell.output('base_patches', base)
+    patches = lib.base_patches(base)
     found = [series_diff(cache, base)] if name.startswith('series-') else []
     found += patches_in(os.path.join(patches, 'hookup'))
     if name in ('reference', 'mutant'):
@@ -294,8 +286,7 @@ def seed_tree(cache: str, name: str, base: str) -> str:
     if name == 'custom':
         return ''
     for seed in SEEDS:
-        tree = os.path.join(cache, 'trees',
-                            shell.output('tree_name', seed, base))
+        tree = os.path.join(cache, 'trees', lib.tree_name(seed, base))
         if os.path.isfile(os.path.join(tree, RECIPE)):
             return tree
     return ''
@@ -336,7 +327,7 @@ def staged_content(root: str, src: str, stage: str,
                         exist_ok=True)
             tool(['cp', '-a', os.path.join(root, path),
                   os.path.join(stage, path)], check=True)
-    for path in shell.lines('patched_files', *patches, check=False):
+    for path in lib.patched_files(*patches):
         if os.path.exists(os.path.join(stage, path)) or \
                 not os.path.exists(os.path.join(src, path)):
             continue
@@ -422,12 +413,12 @@ def source(name: str, base: str, cache: str) -> Source:
     """The source of tree NAME (base BASE unless it is a user's tree); the
     series git am'd for a series-vN."""
     if name in ('reference', 'stock', 'mutant'):
-        shell.run('check_base', base)
+        lib.check_base(base)
         src = debian_source(cache, base)
         return Source(src, base, f'Debian linux-source-{base} '
                       f"{cat(os.path.join(src, '.perf_aux-debian'))}")
     if name.startswith('series-'):
-        shell.run('check_base', base)
+        lib.check_base(base)
         series = os.environ.get('SERIES', '')
         if not series:
             shell.die(f'{name} needs SERIES')
@@ -437,16 +428,16 @@ def source(name: str, base: str, cache: str) -> Source:
         count = series_am(src, cache, base)
         return Source(src, base, f'Debian linux-source-{base} '
                       f"{cat(os.path.join(src, '.perf_aux-debian'))} + "
-                      f'series "{shell.output("series_subject")}" '
+                      f'series "{lib.series_subject()}" '
                       f'({count} patches)')
     if name == 'custom':
         src = os.environ.get('KERNEL_SRC', '')
         if not os.path.isfile(os.path.join(src, 'Makefile')):
             shell.die(f'KERNEL_SRC={src} is not a kernel tree')
-        version = tree_version(src)
-        base = shell.output('version_base', version)
-        if not os.path.isdir(shell.output('base_patches', base)):
-            bases = shell.values('PERF_AUX_BASES')['PERF_AUX_BASES']
+        version = lib.tree_version(src)
+        base = lib.version_base(version)
+        if not os.path.isdir(lib.base_patches(base)):
+            bases = ' '.join(lib.BASES)
             shell.die(f'KERNEL_SRC={src} is {version}: no hook-ups for '
                       f'{base} (bases: {bases})')
         return Source(src, base, f'{src} ({tree_describe(src)})')
@@ -457,18 +448,17 @@ def kernel_tree(name: str, mutant: str) -> int:
     """Tree NAME (with MUTANT, a patch, for a mutant) brought up to
     date: nothing done where its recipe is the one it was made from, else
     made anew from a seed or its source, or synced, file by file."""
-    lib = shell.values('PERF_AUX_ROOT', 'PERF_AUX_CACHE')
-    root, cache = lib['PERF_AUX_ROOT'], lib['PERF_AUX_CACHE']
+    root, cache = lib.ROOT, lib.cache()
     if name == 'custom' and not os.environ.get('KERNEL_SRC'):
         return usage_error('KERNEL_SRC', 'custom needs KERNEL_SRC')
-    base = os.environ.get('BASE') or shell.output('default_base')
+    base = os.environ.get('BASE') or lib.default_base()
     src, base, origin = source(name, base, cache)
     if mutant:
         if not os.path.isfile(mutant):
             shell.die(f'no mutant patch {mutant}')
         mutant = os.path.realpath(mutant)
-    tree = os.path.join(cache, 'trees', shell.output('tree_name', name, base))
-    version = tree_version(src)
+    tree = os.path.join(cache, 'trees', lib.tree_name(name, base))
+    version = lib.tree_version(src)
     patches = patch_list(name, mutant, cache, base)
     stamp = recipe(root, src, version, name, patches)
     print(f'kernel source: {origin}, version {version}')
@@ -493,16 +483,11 @@ def kernel_tree(name: str, mutant: str) -> int:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    # Each line out as it is printed: the tools' own lines come between.
-    sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
-    files.use_collation()
     args = sys.argv[1:] if argv is None else argv
     if not args or not args[0]:
         return usage_error('1', USAGE)
-    try:
-        return kernel_tree(args[0], args[1] if len(args) > 1 else '')
-    except shell.ShellError as e:
-        return e.status
+    return shell.entry(lambda: kernel_tree(args[0], args[1]
+                                           if len(args) > 1 else ''))
 
 
 if __name__ == '__main__':

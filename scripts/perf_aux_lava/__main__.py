@@ -4,6 +4,7 @@
 import sys
 
 from . import common
+from .common import plib
 
 
 def main(argv: list) -> int:
@@ -23,7 +24,7 @@ def main(argv: list) -> int:
         raise common.Fatal('usage: python3 -m perf_aux_lava '
                            'submit|lab|check ARGS...')
     except common.Fatal as e:
-        common.error(str(e))
+        plib.error(str(e))
         return 2
 
 

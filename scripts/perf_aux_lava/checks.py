@@ -32,7 +32,7 @@ import time
 from typing import List
 
 from . import artifacts, common
-from .common import ROOT
+from .common import ROOT, plib
 
 # What lava-run may take, boot and both test runs included.
 LAVA_TIMEOUT = 1500
@@ -45,14 +45,14 @@ VALIDATE = {
     'ava-spe': ('kselftest_url',),
 }
 GENERATE = os.path.join(ROOT, 'lava-jobs', 'generate.py')
-LAVA_CACHE = os.path.join(common.CACHE, 'lava')
+LAVA_CACHE = os.path.join(plib.cache(), 'lava')
 TEMPLATES = os.path.join(LAVA_CACHE, 'lava-server', 'usr', 'share',
                          'lava-server', 'device-types')
 
 
 class Checks:
     def __init__(self) -> None:
-        self.work = os.path.join(common.out_dir(), 'lava')
+        self.work = os.path.join(plib.out(), 'lava')
         self.bad = False
 
     def verdict(self, ok: bool, what: str, details: List[str] = ()) -> None:
@@ -271,9 +271,9 @@ class Checks:
 def main(args: List[str]) -> int:
     schema_only = args[:1] == ['--schema']
     args = args[1:] if schema_only else args
-    base = os.environ.get('BASE') or common.default_base()
-    trees = os.path.join(common.CACHE, 'trees', f'{base}-reference')
-    results = os.path.join(common.out_dir(), 'results')
+    base = os.environ.get('BASE') or plib.default_base()
+    trees = os.path.join(plib.cache(), 'trees', f'{base}-reference')
+    results = os.path.join(plib.out(), 'results')
     build_4k = args[0] if args else os.path.join(trees, '.build-arm64-4k')
     results_4k = args[1] if len(args) > 1 else os.path.join(
         results, f'reference-{base}-arm64-4k')

@@ -55,9 +55,9 @@ from typing import Callable, Dict, List, Optional
 
 from . import common
 from .client import ApiError, Client
-from .common import Fatal, ROOT
+from .common import Fatal, ROOT, plib, shell
 
-LAB_DIR = os.path.join(common.CACHE, 'lab')
+LAB_DIR = os.path.join(plib.cache(), 'lab')
 RUN = os.path.join(LAB_DIR, 'run')
 LOGS = os.path.join(LAB_DIR, 'log')
 PORT = int(os.environ.get('PERF_AUX_LAB_PORT', '8000'))
@@ -420,7 +420,7 @@ def setup_worker() -> None:
     """The worker, with its token in LAB_DIR/worker/token (0600), and the
     environment its jobs get: lava-server's env.yaml purges the worker's
     own, and libguestfs needs a kernel and TCG here (as in checks.py)."""
-    cache = os.path.join(common.CACHE, 'lava')
+    cache = os.path.join(plib.cache(), 'lava')
     managed(f'add worker {WORKER}', ['workers', 'details', WORKER],
             'workers', 'add', WORKER, '--description', 'perf_aux lab')
     for d in ('worker', 'tmp'):
@@ -526,18 +526,18 @@ def cmd_start() -> None:
     require_root()
     os.makedirs(RUN, exist_ok=True)
     os.makedirs(LOGS, exist_ok=True)
-    with common.stage('lab: packages'):
+    with shell.stage_block('lab: packages'):
         lab_packages()
     subprocess.run(['chown', 'lavaserver:lavaserver', LOGS], check=True)
-    with common.stage('lab: PostgreSQL'):
+    with shell.stage_block('lab: PostgreSQL'):
         start_postgresql()
-    with common.stage('lab: database'):
+    with shell.stage_block('lab: database'):
         setup_database()
-    with common.stage('lab: user, worker, devices'):
+    with shell.stage_block('lab: user, worker, devices'):
         setup_user()
         setup_worker()
         setup_devices()
-    with common.stage('lab: daemons'):
+    with shell.stage_block('lab: daemons'):
         start_daemons()
     say(f'started in {time.time() - start:.0f} s: {URL}/ (lavacli: '
         f'XDG_CONFIG_HOME={LAB_DIR}/config lavacli -i {LAB_USER} ...)')

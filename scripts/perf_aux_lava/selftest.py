@@ -27,7 +27,7 @@ import time
 from typing import Dict, List, Optional, Tuple
 
 from . import common, lab
-from .common import Fatal, ROOT
+from .common import Fatal, ROOT, plib
 
 # Seconds (submit's LAVA_WAIT): a job that needs no kernel, lava-jobs'
 # QEMU jobs (their own timeout is 40 minutes; checks.py allows lava-run
@@ -66,7 +66,7 @@ actions:
 
 class Selftest:
     def __init__(self) -> None:
-        self.dir = os.path.join(common.out_dir(), 'lab')
+        self.dir = os.path.join(plib.out(), 'lab')
         self.bad = False
 
     def check(self, ok: bool, what: str) -> None:
@@ -184,7 +184,7 @@ class Selftest:
         try:
             lab.start_worker()
         except Fatal as e:
-            common.error(str(e))
+            plib.error(str(e))
             ok = False
         deadline = time.time() + 120
         state = ''
@@ -197,7 +197,7 @@ class Selftest:
             lab.wait_for(120, f'devices {" ".join(lab.DEVICES)} idle',
                          lab.devices_idle)
         except Fatal as e:
-            common.error(str(e))
+            plib.error(str(e))
             ok = False
         self.check(ok and state == 'Finished Canceled',
                    f'lava-worker started again: job {job_id} {state} after '
@@ -211,7 +211,7 @@ class Selftest:
         left out, and counted, but every program it ran must be in the
         lab's results."""
         direct = os.path.join(os.environ.get('PERF_AUX_LAB_DIRECT') or
-                              os.path.join(common.out_dir(), 'results'), run)
+                              os.path.join(plib.out(), 'results'), run)
         if not glob.glob(os.path.join(direct, '*.ktap')):
             print(f'ok - lava: lab: {run} through the lab equals the direct '
                   f'run # SKIP no direct run in {direct}', flush=True)
@@ -271,7 +271,7 @@ class Selftest:
                         'LAVA_TOKEN_FILE': lab.TOKEN})
         else:
             self.check(False, f'no server: no free port above {lab.PORT}')
-        build = os.path.join(common.CACHE, 'trees', f'{base}-reference',
+        build = os.path.join(plib.cache(), 'trees', f'{base}-reference',
                              '.build-arm64-4k')
         if os.path.isfile(os.path.join(build, 'arch', 'arm64', 'boot',
                                        'Image.gz')):
@@ -308,7 +308,7 @@ class Selftest:
 
     def run(self, qemu: bool) -> Tuple[bool, int]:
         """(done, exit status of the lab's start)."""
-        base = os.environ.get('BASE') or common.default_base()
+        base = os.environ.get('BASE') or plib.default_base()
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
         start = time.time()
@@ -336,7 +336,7 @@ def default_runs(base: str) -> List[str]:
     and the 16K reference run where they were built (the full tier's
     stock and targets stages build them before its lava_lab stage):
     submitted together, they run side by side on the lab's two devices."""
-    tree = os.path.join(common.CACHE, 'trees', base)
+    tree = os.path.join(plib.cache(), 'trees', base)
     runs = [f'reference-{base}-arm64-4k']
     if os.path.isfile(f'{tree}-stock/.build-arm64-4k/initramfs.cpio.gz'):
         runs.append(f'stock-{base}-arm64-4k')
@@ -358,6 +358,6 @@ def run(qemu: bool) -> int:
         try:
             lab.cmd_stop()
         except Fatal as e:
-            common.error(str(e))
+            plib.error(str(e))
             t.bad = True
     return 1 if t.bad else 0

@@ -213,7 +213,7 @@ class Submission:
         self.url = url
         self.wait = int(os.environ.get('LAVA_WAIT', '3600'))
         self.lab_file = os.environ.get('LAVA_LAB_FILE', '')
-        self.out = common.out_dir()
+        self.out = plib.out()
         self.jobs: List[Job] = []
         self.collected: List[str] = []
         self.stage = ''
@@ -227,7 +227,7 @@ class Submission:
         """The token is good and the server answers: who and what."""
         try:
             self.api = Client(self.url, read_token(
-                self.url, os.path.join(common.CACHE, 'lab', 'token')
+                self.url, os.path.join(plib.cache(), 'lab', 'token')
                 if local_lab(self.url) else ''))
             user = self.api.json('system/whoami/').get('user')
             version = self.api.json('system/version/').get('version')
@@ -248,7 +248,7 @@ class Submission:
         and ramdisk (a build may change under a running job); its source
         line in STAGE/run/source.txt."""
         kernel, base, target, variant, build_dir = run_parts(run)
-        tree = os.path.join(common.CACHE, 'trees', f'{base}-{kernel}')
+        tree = os.path.join(plib.cache(), 'trees', f'{base}-{kernel}')
         build = os.path.join(tree, build_dir)
         image = os.path.join(build, 'arch', 'arm64', 'boot', 'Image.gz')
         if not (os.path.isfile(image) and os.path.isfile(

@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 ROOT = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
-from perf_aux import shell, tree  # noqa: E402
+from perf_aux import lib, tree  # noqa: E402
 
 
 class TreeTestCase(unittest.TestCase):
@@ -55,7 +55,7 @@ class TreeTestCase(unittest.TestCase):
     def recipe(self) -> str:
         """The custom tree's recipe, base 7.3."""
         patches = tree.patch_list('custom', '', self.cache, '7.3')
-        return tree.recipe(ROOT, self.src, tree.tree_version(self.src),
+        return tree.recipe(ROOT, self.src, lib.tree_version(self.src),
                            'custom', patches)
 
     def git(self, *args: str) -> None:
@@ -76,7 +76,7 @@ class PlainTreeTest(TreeTestCase):
         clone = os.path.join(self.dir, 'clone')
         shutil.copytree(ROOT, clone, symlinks=True,
                         ignore=shutil.ignore_patterns('out', '.git'))
-        version = tree.tree_version(self.src)
+        version = lib.tree_version(self.src)
         patches = tree.patch_list('custom', '', self.cache, '7.3')
         moved = [os.path.join(clone, os.path.relpath(p, ROOT))
                  for p in patches]
@@ -388,7 +388,7 @@ class SeriesTest(TreeTestCase):
 
     def lib(self, series: str, *funcs: str) -> List[str]:
         with mock.patch.dict(os.environ, SERIES=series):
-            return [shell.output(*f.split()) for f in funcs]
+            return [getattr(lib, f.split()[0])(*f.split()[1:]) for f in funcs]
 
     def test_series_applies_with_git_am(self) -> None:
         series = self.make_series('int util2;\n')

@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 ROOT = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
-from perf_aux import kselftest, shell  # noqa: E402
+from perf_aux import kselftest, lib, shell  # noqa: E402
 
 
 class InitramfsTest(unittest.TestCase):
@@ -142,13 +142,12 @@ class BootTest(unittest.TestCase):
             self.assertEqual(0, kselftest.boot('arm64-4k', b, '/b/i.gz',
                                                log.name, '4', ['x=1', 'y']))
         [argv] = booted
-        settings = shell.values('ARM64_QEMU_CPU', 'GUEST_MEMORY_MIB')
         self.assertEqual(['timeout', '1800', 'qemu-system-aarch64'], argv[:3])
-        self.assertIn(settings['ARM64_QEMU_CPU'], argv)
+        self.assertIn(lib.ARM64_QEMU_CPU, argv)
         self.assertEqual('console=ttyAMA0 panic=-1 kunit.enable=0 '
                          'test_vmalloc.run_test_mask=0 rdinit=/init x=1 y',
                          argv[argv.index('-append') + 1])
-        self.assertEqual(['-nodefaults', '-m', settings['GUEST_MEMORY_MIB'],
+        self.assertEqual(['-nodefaults', '-m', str(lib.GUEST_MEMORY_MIB),
                           '-smp', '4', '-initrd', '/b/i.gz', '-no-reboot',
                           '-nographic', '-serial', 'stdio'],
                          argv[argv.index('-append') + 2:])

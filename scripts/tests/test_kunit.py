@@ -105,10 +105,10 @@ class KunitTest(unittest.TestCase):
                                                      hugetlb)[-1])
 
     def test_kernel_args(self) -> None:
-        with mock.patch('perf_aux.shell.output',
-                        side_effect=lambda f, *a: {
-                            'vmalloc_args': 'test_vmalloc.a=1 test_vmalloc.b=2',
-                            'variant_args': 'perf_aux.strict'}[f]):
+        with mock.patch('perf_aux.lib.vmalloc_args',
+                        return_value=['test_vmalloc.a=1', 'test_vmalloc.b=2']), \
+                mock.patch('perf_aux.lib.variant_args',
+                           return_value=['perf_aux.strict']):
             self.assertEqual(
                 ['--kernel_args=panic=-1', '--kernel_args=test_vmalloc.a=1',
                  '--kernel_args=test_vmalloc.b=2', '--kernel_args=x',
@@ -140,7 +140,7 @@ class KunitTest(unittest.TestCase):
         env.update(PYTHONPATH=SCRIPTS, PERF_AUX_CACHE='/x/cache')
         out = subprocess.run(
             [sys.executable, '-c', 'import os\nfrom perf_aux import shell\n'
-             'shell.export()\nprint(os.environ["CCACHE_DIR"])'],
+             'shell.begin()\nprint(os.environ["CCACHE_DIR"])'],
             env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
         self.assertEqual('/x/cache/ccache\n', out)
 

@@ -384,7 +384,7 @@ class RunTest(SubmitCase):
                      if line.startswith('PERF_AUX: kernel')][0]:]
         self.fake.logs[1] = '\n'.join(job_log(
             read('kunit-two-suites.log'), tests)) + '\n'
-        with mock.patch.object(common, 'CACHE', cache):
+        with mock.patch.dict(os.environ, PERF_AUX_CACHE=cache):
             rc, out, err = self.submit('reference-7.3-arm64-4k',
                                        PERF_AUX_LAB_PORT=str(
                                            self.fake.server.server_port))

@@ -6,6 +6,8 @@ MAINTAINERS lines, the checks' figures and the lines they print.  The
 series itself (git, checkpatch, the kselftest builds) is the series
 stage's of make check."""
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -18,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 ROOT = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
-from perf_aux import files, series, shell  # noqa: E402
+from perf_aux import files, lib, series, shell  # noqa: E402
 
 MAKEFILE = """\
 # a comment naming gone_test and gone.c stays
@@ -264,29 +266,47 @@ class ChecksTest(unittest.TestCase):
 
 
 class ShellTest(unittest.TestCase):
-    """perf_aux.shell: perf_aux.lib's functions and settings by name, a
-    die a ShellError."""
+    """perf_aux.shell: a script's status from what ended it."""
 
     def test_lib(self) -> None:
         self.assertEqual(os.path.join(ROOT, 'scripts/patches/7.3'),
-                         shell.output('base_patches', '7.3'))
-        self.assertEqual(ROOT, shell.values('PERF_AUX_ROOT')['PERF_AUX_ROOT'])
-        bases = shell.values('PERF_AUX_BASES')['PERF_AUX_BASES'].split()
-        self.assertEqual(bases[0], shell.output('default_base'))
-        # Boot parameters are words on a line, files a line each.
-        self.assertEqual('nohugevmalloc perf_aux.strict',
-                         shell.output('variant_args', 'nohugevmalloc'))
+                         lib.base_patches('7.3'))
+        self.assertEqual(ROOT, lib.ROOT)
+        self.assertEqual(lib.BASES[0], lib.default_base())
+        self.assertEqual(['nohugevmalloc', 'perf_aux.strict'],
+                         lib.variant_args('nohugevmalloc'))
+        self.assertFalse(lib.granule_strict('stock', 'default'))
+        self.assertTrue(lib.granule_strict('stock', 'strict'))
 
     def test_status(self) -> None:
+        """A die ends the script with 2, a failed tool or step with its
+        status, the function's own status otherwise."""
+        def failed_step() -> int:
+            raise subprocess.CalledProcessError(5, ['git'])
+
         with mock.patch('sys.stderr'):
-            with self.assertRaises(shell.ShellError) as e:
-                shell.output('check_base', '0.1')
-            self.assertEqual(2, e.exception.status)
-            self.assertEqual('', shell.output('check_base', '0.1',
-                                              check=False))
-        self.assertEqual(1, shell.run('granule_strict', 'stock', 'default',
-                                      check=False))
-        self.assertEqual(0, shell.run('granule_strict', 'stock', 'strict'))
+            self.assertEqual(2, shell.entry(lambda: lib.check_base('0.1')))
+        self.assertEqual(5, shell.entry(failed_step))
+        self.assertEqual(
+            3, shell.entry(lambda: shell.tool(['sh', '-c', 'exit 3'],
+                                              check=True)))
+        self.assertEqual(4, shell.entry(lambda: 4))
+
+    def test_stage_block(self) -> None:
+        """The end line gives the time and the status the block put, or
+        the exit status of what ended it."""
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            with shell.stage_block('a') as status:
+                status[0] = 3
+            with self.assertRaises(SystemExit):
+                with shell.stage_block('b'):
+                    raise SystemExit(7)
+            self.assertEqual(0, shell.stage('c', lambda: 0))
+        lines = out.getvalue().split('\n')
+        self.assertRegex(lines[1], r'^<== a: [0-9]+ s, exit 3$')
+        self.assertRegex(lines[3], r'^<== b: [0-9]+ s, exit 7$')
+        self.assertRegex(lines[5], r'^<== c: [0-9]+ s$')
 
     def test_unknown_base(self) -> None:
         # The shim, end to end, as far as it goes without a kernel source.
