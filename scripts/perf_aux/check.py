@@ -459,7 +459,7 @@ def tier(c: Check, named: List[str]) -> int:
     if c.timed('install packages', c.call,
                [f'{c.root}/scripts/deps.sh',
                 *(c.targets if c.full else ['arm64-4k']),
-                *(f'base-{b}' for b in bases)]):
+                *(f'{dep}-{b}' for b in bases for dep in ('base', 'perf'))]):
         return 2
     if 'host' in once:
         os.environ['BASE'] = c.default_base

@@ -5,7 +5,7 @@ Installs the Debian packages the pipeline needs for the given targets, and
 fetches the target's static busybox (for the kselftest initramfs) into the
 cache.  Only what is missing is installed, so a second run costs a second.
 
-Usage: scripts/deps.sh TARGET|lava|lab|base-BASE|testdefs...
+Usage: scripts/deps.sh TARGET|lava|lab|base-BASE|perf-BASE|testdefs...
 
 "testdefs" unpacks a Debian (trixie) arm64 root filesystem for
 test-definitions' kselftest runner into $PERF_AUX_CACHE/rootfs (an arm64
@@ -14,6 +14,10 @@ sources list, state and cache of its own; nothing installed).
 "base-BASE" unpacks Debian's linux-source-BASE into $PERF_AUX_CACHE/src/BASE
 (mainline bases from sid or experimental, through a sources list of its
 own: the machine's apt configuration is never changed).
+
+"perf-BASE" unpacks Debian's arm64 linux-perf nearest BASE and the
+libraries it needs into $PERF_AUX_CACHE/perf/BASE (the same way), for the
+kselftest boot's perf_tool.
 
 "lava" is the set scripts/lava/check.sh needs: the dispatcher (lava-run)
 and schemas, busybox for the converter's host tests, and, unpacked in the
@@ -188,7 +192,8 @@ class Deps:
 
     def apt_arm64_suite(self, suite: str) -> str:
         """The private arm64 apt directory of Debian SUITE, its lists
-        updated once per run."""
+        updated once per run; experimental with sid, which it is built to
+        be installed on."""
         d = f'{self.cache}/apt/{suite}-arm64'
         for sub in ('lists/partial', 'archives/partial', 'cache', 'empty'):
             os.makedirs(f'{d}/{sub}', exist_ok=True)
@@ -197,8 +202,9 @@ class Deps:
         stamp = f'{d}/.updated.{os.getpid()}'
         if not os.path.isfile(stamp):
             with open(f'{d}/sources.list', 'w') as f:
-                f.write(f'deb [arch=arm64 signed-by={KEYRING}] '
-                        f'{self.archive()} {suite} main\n')
+                for s in (['sid'] if suite == 'experimental' else []) + [suite]:
+                    f.write(f'deb [arch=arm64 signed-by={KEYRING}] '
+                            f'{self.archive()} {s} main\n')
             run(self.apt_arm64(d, 'update', '-qq'),
                 f'apt-get update of {suite} arm64 failed', stdout=sys.stderr)
             for old in glob.glob(glob.escape(d) + '/.updated.*'):
@@ -350,36 +356,56 @@ class Deps:
     def fetch_testdefs_rootfs(self) -> None:
         """trixie's arm64 packages (the release of KernelCI's
         trixie-kselftest root filesystem) with everything they depend on,
-        unpacked into $PERF_AUX_CACHE/rootfs/trixie-arm64 (dpkg-deb -x: no
-        maintainer script runs, and none is needed to run kselftest.sh),
-        the packages and versions in its .perf_aux-packages."""
+        unpacked into $PERF_AUX_CACHE/rootfs/trixie-arm64."""
         d = f'{self.cache}/rootfs/trixie-arm64'
-        if os.path.isfile(f'{d}/.perf_aux-packages'):
-            return
-        apt = self.apt_arm64_suite('trixie')
+        if not os.path.isfile(f'{d}/.perf_aux-packages'):
+            n = self.unpack_arm64('trixie', TESTDEFS_PACKAGES, d)
+            print(f'trixie arm64 root filesystem: {n} packages', flush=True)
+
+    def fetch_perf(self, base: str) -> None:
+        """Debian's arm64 perf (linux-perf) of the suite nearest BASE
+        (perf_aux.lib.perf_suite) with every library it needs, unpacked
+        into $PERF_AUX_CACHE/perf/BASE, for the kselftest boot's
+        perf_tool (perf_aux.kselftest)."""
+        lib.check_base(base)
+        d = f'{self.cache}/perf/{base}'
+        if not os.path.isfile(f'{d}/.perf_aux-packages'):
+            suite = lib.perf_suite(base)
+            n = self.unpack_arm64(suite, [f'linux-perf/{suite}'], d)
+            perf = [p for p in read(f'{d}/.perf_aux-packages').splitlines()
+                    if p.startswith('linux-perf ')]
+            print(f'perf for {base}: {perf[0] if perf else "?"} from '
+                  f'{suite} arm64, {n} packages', flush=True)
+
+    def unpack_arm64(self, suite: str, packages: Sequence[str],
+                     d: str) -> int:
+        """SUITE's arm64 PACKAGES with everything they depend on, unpacked
+        into D (dpkg-deb -x: no maintainer script runs, and none is needed
+        by what runs there), the packages and versions in its
+        .perf_aux-packages; how many."""
+        apt = self.apt_arm64_suite(suite)
         for deb in glob.glob(glob.escape(apt) + '/archives/*.deb'):
             os.remove(deb)
         run(self.apt_arm64(apt, 'install', '-y', '-qq', '-d',
-                           '--no-install-recommends', *TESTDEFS_PACKAGES),
-            'the trixie arm64 packages could not be downloaded',
+                           '--no-install-recommends', *packages),
+            f'the {suite} arm64 packages could not be downloaded',
             stdout=subprocess.DEVNULL)
         tmp = f'{d}.tmp'
         shutil.rmtree(tmp, ignore_errors=True)
         os.makedirs(tmp)
-        packages = []
+        found = []
         for deb in collated(glob.glob(glob.escape(apt) + '/archives/*.deb')):
             run(['dpkg-deb', '-x', deb, tmp], f'{deb} could not be unpacked')
-            packages.append(output(['dpkg-deb', '-W',
+            found.append(output(['dpkg-deb', '-W',
                                     '--showformat=${Package} ${Version}\\n',
                                     deb]))
         for sub in ('doc', 'man', 'locale', 'info'):
             shutil.rmtree(f'{tmp}/usr/share/{sub}', ignore_errors=True)
         with open(f'{tmp}/.perf_aux-packages', 'w') as f:
-            f.write(''.join(p + '\n' for p in packages))
+            f.write(''.join(p + '\n' for p in found))
         shutil.rmtree(d, ignore_errors=True)
         os.rename(tmp, d)
-        n = len(read(f'{d}/.perf_aux-packages').splitlines())
-        print(f'trixie arm64 root filesystem: {n} packages', flush=True)
+        return len(found)
 
 
 def deps(targets: Sequence[str]) -> int:
@@ -390,7 +416,7 @@ def deps(targets: Sequence[str]) -> int:
             packages += LAVA
         elif target == 'lab':
             packages += LAVA + LAB
-        elif target.startswith('base-') or target == 'testdefs':
+        elif target.startswith(('base-', 'perf-')) or target == 'testdefs':
             continue
         else:
             lib.check_target(target)
@@ -406,6 +432,8 @@ def deps(targets: Sequence[str]) -> int:
             d.fetch_base(target[len('base-'):])
         elif target == 'testdefs':
             d.fetch_testdefs_rootfs()
+        elif target.startswith('perf-'):
+            d.fetch_perf(target[len('perf-'):])
     return 0
 
 

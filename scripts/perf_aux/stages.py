@@ -25,11 +25,12 @@ from .shell import tool
 # KUnit (all of it, one boot) and pagesize_test.
 STRICT_TESTS = 'perf_aux.tests=perf_aux:pagesize_test'
 # make check's stock boot: the kselftests whose outcome large vmap
-# changes, and the trace through the mapping; the rest (teardown, soak,
+# changes, and the trace through the mapping, perf's among it; the rest (teardown, soak,
 # fragmentation, fault injection, SMP) behave alike on both kernels and run
 # on the stock kernel in make check-full.
 STOCK_QUICK_TESTS = ('perf_aux.tests=perf_aux:map_test,perf_aux:pagesize_test,'
-                     'perf_aux:integrity_test,perf_aux:wrap_test')
+                     'perf_aux:integrity_test,perf_aux:wrap_test,'
+                     'perf_aux:perf_tool')
 REFERENCE_VARIANTS = ('default', 'strict', 'nohugevmalloc', 'hugetlb', 'smp')
 # The kselftests that change the whole machine; they skip, for the one
 # reason aux_common.h gives, without PERF_AUX_DESTRUCTIVE=1.
@@ -140,6 +141,15 @@ def trace_expectations(c, target: str, variant: str) -> None:
              '3' if big else '4')
     # The short soak (10 s) of every boot; make soak runs it longer.
     c.expect(c.res, 'perf_aux.soak_test', '--min-passed', '1', '--no-failure')
+    perf_expectations(c, target)
+
+
+def perf_expectations(c, target: str) -> None:
+    """perf record and perf report -D consume and decode the trace: the
+    arm64 boots have Debian's perf (scripts/deps.sh perf-BASE); x86_64's
+    perf has no Arm SPE code."""
+    c.expect(c.res, 'perf_aux.perf_tool', '--no-failure', '--min-passed',
+             '1' if target.startswith('arm64-') else '0')
 
 
 def reference_variants(c) -> None:
@@ -432,6 +442,7 @@ def stock_runs(c, default_args: Optional[List[str]] = None,
                  '--no-failure')
         c.expect(c.res, 'perf_aux.wrap_test', '--min-passed', '6',
                  '--no-failure')
+        perf_expectations(c, 'arm64-4k')
     stock_differs(c)
     c.run_job('stock', 'arm64-4k', 'strict', *(strict_args or []))
     c.expect(c.res, 'vmap_granule', '--failure')

@@ -56,8 +56,7 @@ static uint64_t get_le64(const uint8_t *p)
 	return v;
 }
 
-/* The bytes of record (SPE-like) or frame (TRBE-like) @seq. */
-static void gen_expected(const struct gen_config *c, uint64_t seq, uint8_t *p)
+void gen_record(const struct gen_config *c, uint64_t seq, uint8_t *p)
 {
 	uint64_t sum = seq, w;
 	unsigned int i;
@@ -208,7 +207,7 @@ static uint8_t *trace_aux(struct trace_consumer *tc, uint64_t off)
 static const uint8_t *trace_expect(struct trace_consumer *tc, uint64_t seq)
 {
 	if (tc->expect_seq != seq) {
-		gen_expected(&tc->cfg, seq, tc->expect);
+		gen_record(&tc->cfg, seq, tc->expect);
 		tc->expect_seq = seq;
 	}
 	return tc->expect;

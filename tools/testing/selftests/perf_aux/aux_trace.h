@@ -34,6 +34,8 @@ struct gen_config {
 			 PERF_AUX_FLAG_COLLISION)
 
 size_t gen_record_bytes(const struct gen_config *c);
+/* The bytes of record (SPE-like) or frame (TRBE-like) @seq. */
+void gen_record(const struct gen_config *c, uint64_t seq, uint8_t *p);
 unsigned int gen_quarter_burst(const struct gen_config *c, size_t bytes);
 
 struct trace_consumer {
