@@ -39,6 +39,7 @@ from typing import List, Optional, Sequence
 
 from . import lib, shell
 from .files import collated, read
+from .shell import text, tool
 
 # busybox-static and libopencsd-bin: the host tests of the LAVA converter
 # (busybox sh and awk) and of the ETE decoder (trc_pkt_lister);
@@ -67,29 +68,8 @@ KEYRING = '/usr/share/keyrings/debian-archive-keyring.gpg'
 INSTALLED = 'install ok installed'
 
 
-def err(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-def run(argv: Sequence[str], what: str = '', stdout=None, stderr=None,
-        cwd: Optional[str] = None, env=None) -> int:
-    """ARGV; with WHAT, a failure is fatal (die WHAT), as set -e and "||
-    die" had it."""
-    sys.stdout.flush()
-    rc = subprocess.run(argv, stdout=stdout, stderr=stderr, cwd=cwd,
-                        env=None if env is None else {**os.environ, **env},
-                        check=False).returncode
-    if rc and what:
-        shell.die(what)
-    return rc
-
-
-def output(argv: Sequence[str], what: str = '') -> str:
-    """What ARGV prints, as $(...) keeps it."""
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, check=False)
-    if proc.returncode and what:
-        shell.die(what)
-    return proc.stdout.decode('utf-8', 'surrogateescape').rstrip('\n')
+def err(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 class Deps:
@@ -119,7 +99,7 @@ class Deps:
 
     def apt_update(self) -> None:
         if not self.apt_updated:
-            run(['apt-get', 'update', '-qq'], 'apt-get update failed')
+            tool(['apt-get', 'update', '-qq'], what='apt-get update failed')
             self.apt_updated = True
 
     def install_packages(self, packages: Sequence[str], to_stderr=False) -> None:
@@ -132,17 +112,17 @@ class Deps:
         else:
             print(line, flush=True)
         self.apt_update()
-        run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends',
-             *need], f'apt-get install {" ".join(need)} failed',
-            stdout=subprocess.DEVNULL,
-            env={'DEBIAN_FRONTEND': 'noninteractive'})
+        tool(['apt-get', 'install', '-y', '-qq', '--no-install-recommends',
+             *need], what=f'apt-get install {" ".join(need)} failed',
+             stdout=subprocess.DEVNULL,
+             env={'DEBIAN_FRONTEND': 'noninteractive'})
 
     def install_gcc_plugin_headers(self) -> None:
         """The cross compiler's plugin headers (and g++ to build plugins
         with): the sanitize build erases kernel stacks with GCC's
         stackleak plugin.  The other configurations turn plugins off
         (scripts/config/boot.config)."""
-        major = output(['aarch64-linux-gnu-gcc', '-dumpversion']).split('.')[0]
+        major = text(['aarch64-linux-gnu-gcc', '-dumpversion']).split('.')[0]
         self.install_packages(['g++', f'gcc-{major}-plugin-dev-aarch64-linux-gnu'])
 
     # Private apt: other suites and arm64, the machine's apt state kept.
@@ -151,8 +131,8 @@ class Deps:
     def debian_archive() -> str:
         """The archive the machine's own apt sources use for Debian
         itself."""
-        uris = output(['apt-get', 'indextargets', '--format', '$(URI)',
-                       'Created-By: Packages'])
+        uris = text(['apt-get', 'indextargets', '--format', '$(URI)',
+                     'Created-By: Packages'])
         for uri in uris.split('\n'):
             m = re.match(r'^(.*/debian)/dists/', uri)
             if m:
@@ -205,8 +185,9 @@ class Deps:
                 for s in (['sid'] if suite == 'experimental' else []) + [suite]:
                     f.write(f'deb [arch=arm64 signed-by={KEYRING}] '
                             f'{self.archive()} {s} main\n')
-            run(self.apt_arm64(d, 'update', '-qq'),
-                f'apt-get update of {suite} arm64 failed', stdout=sys.stderr)
+            tool(self.apt_arm64(d, 'update', '-qq'),
+                 what=f'apt-get update of {suite} arm64 failed',
+                 stdout=sys.stderr)
             for old in glob.glob(glob.escape(d) + '/.updated.*'):
                 os.remove(old)
             open(stamp, 'w').close()
@@ -234,21 +215,21 @@ class Deps:
         d = f'{self.cache}/busybox/arm64'
         if os.access(f'{d}/busybox', os.X_OK):
             return
-        codename = output(['sh', '-c', '. /etc/os-release && '
-                           'echo "$VERSION_CODENAME"'])
+        codename = text(['sh', '-c', '. /etc/os-release && '
+                         'echo "$VERSION_CODENAME"'])
         apt = self.apt_arm64_suite(codename)
         for deb in glob.glob(glob.escape(apt) + '/archives/*.deb'):
             os.remove(deb)
-        run(self.apt_arm64(apt, 'install', '-y', '-qq', '-d',
-                           '--no-install-recommends', 'busybox-static'),
-            'busybox-static:arm64 could not be downloaded',
-            stdout=subprocess.DEVNULL)
+        tool(self.apt_arm64(apt, 'install', '-y', '-qq', '-d',
+                            '--no-install-recommends', 'busybox-static'),
+             what='busybox-static:arm64 could not be downloaded',
+             stdout=subprocess.DEVNULL)
         tmp = tempfile.mkdtemp()
         try:
             debs = glob.glob(glob.escape(apt) +
                              '/archives/busybox-static_*_arm64.deb')
-            run(['dpkg-deb', '-x', *debs[:1], tmp], 'busybox-static:arm64 '
-                'could not be unpacked')
+            tool(['dpkg-deb', '-x', *debs[:1], tmp],
+                 what='busybox-static:arm64 could not be unpacked')
             os.makedirs(d, exist_ok=True)
             shutil.copy(f'{tmp}/bin/busybox', f'{d}/busybox')
         finally:
@@ -271,7 +252,8 @@ class Deps:
             self.download(['apt-get', 'download', '-qq', pkg], debs)
             deb = self.cached_deb(pkg, debs) or shell.die(
                 f'{pkg} could not be downloaded')
-        run(['dpkg-deb', '-x', deb, f'{d}.tmp'], f'{deb} could not be unpacked')
+        tool(['dpkg-deb', '-x', deb, f'{d}.tmp'],
+             what=f'{deb} could not be unpacked')
         os.rename(f'{d}.tmp', d)
 
     def fetch_lava_files(self) -> None:
@@ -280,16 +262,16 @@ class Deps:
             return
         self.apt_update()
         kpkg = ''
-        for line in output(['apt-cache', 'depends',
-                            'linux-image-amd64']).split('\n'):
+        for line in text(['apt-cache', 'depends',
+                          'linux-image-amd64']).split('\n'):
             m = re.match(r'\s*Depends: (linux-image-[0-9]\S*)', line)
             if m:
                 kpkg = m.group(1)
                 break
         tmp = f'{self.lava_cache}/supermin.tmp'
         self.deb_unpack(kpkg, tmp)
-        run(['depmod', '-b', tmp, kpkg[len('linux-image-'):]],
-            f'depmod of {kpkg} failed')
+        tool(['depmod', '-b', tmp, kpkg[len('linux-image-'):]],
+             what=f'depmod of {kpkg} failed')
         os.rename(tmp, f'{self.lava_cache}/supermin')
 
     def fetch_debian_deb(self, base: str) -> str:
@@ -305,8 +287,8 @@ class Deps:
         os.makedirs(f'{d}/lists/partial', exist_ok=True)
         with open(f'{d}/sources.list', 'w') as f:
             f.write(f'deb [signed-by={KEYRING}] {self.archive()} {suite} main\n')
-        run(self.apt_private(suite, 'update', '-qq'),
-            f'apt-get update of {suite} failed', stdout=sys.stderr)
+        tool(self.apt_private(suite, 'update', '-qq'),
+             what=f'apt-get update of {suite} failed', stdout=sys.stderr)
         self.download(self.apt_private(suite, 'download', '-qq', pkg),
                       f'{self.cache}/debs')
         debs = glob.glob(f'{glob.escape(self.cache)}/debs/{pkg}_*.deb')
@@ -327,7 +309,7 @@ class Deps:
         os.makedirs(tmp)
         tarball = f'./usr/src/linux-source-{base}.tar.xz'
         if path.endswith('.deb'):
-            version = output(['dpkg-deb', '-f', path, 'Version'])
+            version = text(['dpkg-deb', '-f', path, 'Version'])
             with subprocess.Popen(['dpkg-deb', '--fsys-tarfile', path],
                                   stdout=subprocess.PIPE) as deb:
                 rc = subprocess.run(['tar', '-C', tmp, '-xf', '-', tarball],
@@ -337,16 +319,17 @@ class Deps:
                 shell.die(f'{path}: no {tarball} in it')
             path = f'{tmp}/{tarball[2:]}'
         else:
-            version = output(['dpkg-query', '-W', '-f=${Version}',
-                              f'linux-source-{base}'])
-        if base == '6.12' and run(['dpkg', '--compare-versions',
-                                   version.split('-')[0], 'lt',
-                                   self.min_debian]) == 0:
+            version = text(['dpkg-query', '-W', '-f=${Version}',
+                            f'linux-source-{base}'])
+        if base == '6.12' and tool(['dpkg', '--compare-versions',
+                                    version.split('-')[0], 'lt',
+                                    self.min_debian]) == 0:
             shell.die(f'linux-source-6.12 {version} is older than '
                       f'{self.min_debian}, which brought '
                       'PERF_PMU_CAP_AUX_PREFER_LARGE')
         print(f'unpacking linux-source-{base} {version}', flush=True)
-        run(['tar', '-C', tmp, '-xf', path], f'{path} could not be unpacked')
+        tool(['tar', '-C', tmp, '-xf', path],
+             what=f'{path} could not be unpacked')
         shutil.rmtree(dst, ignore_errors=True)
         os.rename(f'{tmp}/linux-source-{base}', dst)
         shutil.rmtree(tmp, ignore_errors=True)
@@ -386,19 +369,19 @@ class Deps:
         apt = self.apt_arm64_suite(suite)
         for deb in glob.glob(glob.escape(apt) + '/archives/*.deb'):
             os.remove(deb)
-        run(self.apt_arm64(apt, 'install', '-y', '-qq', '-d',
-                           '--no-install-recommends', *packages),
-            f'the {suite} arm64 packages could not be downloaded',
-            stdout=subprocess.DEVNULL)
+        tool(self.apt_arm64(apt, 'install', '-y', '-qq', '-d',
+                            '--no-install-recommends', *packages),
+             what=f'the {suite} arm64 packages could not be downloaded',
+             stdout=subprocess.DEVNULL)
         tmp = f'{d}.tmp'
         shutil.rmtree(tmp, ignore_errors=True)
         os.makedirs(tmp)
         found = []
         for deb in collated(glob.glob(glob.escape(apt) + '/archives/*.deb')):
-            run(['dpkg-deb', '-x', deb, tmp], f'{deb} could not be unpacked')
-            found.append(output(['dpkg-deb', '-W',
-                                    '--showformat=${Package} ${Version}\\n',
-                                    deb]))
+            tool(['dpkg-deb', '-x', deb, tmp],
+                 what=f'{deb} could not be unpacked')
+            found.append(text(['dpkg-deb', '-W',
+                               '--showformat=${Package} ${Version}\\n', deb]))
         for sub in ('doc', 'man', 'locale', 'info'):
             shutil.rmtree(f'{tmp}/usr/share/{sub}', ignore_errors=True)
         with open(f'{tmp}/.perf_aux-packages', 'w') as f:

@@ -167,8 +167,8 @@ def author(root: str) -> str:
     """The commits' "Name <mail>"."""
     if os.environ.get('PERF_AUX_AUTHOR'):
         return os.environ['PERF_AUX_AUTHOR']
-    name, mail = (tool_output(['git', '-C', root, 'config', key])
-                  .stdout.rstrip('\n') for key in ('user.name', 'user.email'))
+    name, mail = (shell.text(['git', '-C', root, 'config', key])
+                  for key in ('user.name', 'user.email'))
     if name and mail:
         return f'{name} <{mail}>'
     return 'perf_aux suite <perf_aux@localhost>'

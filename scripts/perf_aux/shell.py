@@ -4,11 +4,13 @@ run the host's programs (tool, tool_output, git_in) and time a step
 (stage, stage_block).  The settings and selectors are perf_aux.lib's.
 """
 
+import os
 import subprocess
 import sys
 import time
 from contextlib import contextmanager
-from typing import Callable, Iterator, List, NoReturn, Optional, Sequence
+from typing import (Callable, Dict, Iterator, List, NoReturn, Optional,
+                    Sequence)
 
 from . import files, lib
 
@@ -57,18 +59,23 @@ def entry(func: Callable[[], int]) -> int:
 
 def tool(argv: Sequence[str], cwd: Optional[str] = None,
          log: Optional[str] = None, check: bool = False, stdout=None,
-         stderr=None) -> int:
-    """Runs ARGV; its stdout and stderr into LOG if given, else to STDOUT
-    and STDERR (e.g. subprocess.DEVNULL).  check: a failure raises
-    ShellError, as set -e would end the script."""
+         stderr=None, what: str = '',
+         env: Optional[Dict[str, str]] = None) -> int:
+    """Runs ARGV (with ENV added to the environment); its stdout and
+    stderr into LOG if given, else to STDOUT and STDERR (e.g.
+    subprocess.DEVNULL).  A failure raises ShellError with check, as set -e
+    would end the script, or dies with WHAT, as "|| die WHAT" did."""
     sys.stdout.flush()
+    environ = None if env is None else {**os.environ, **env}
     if log is not None:
         with open(log, 'wb') as f:
-            rc = subprocess.run(argv, cwd=cwd, stdout=f,
+            rc = subprocess.run(argv, cwd=cwd, stdout=f, env=environ,
                                 stderr=subprocess.STDOUT).returncode
     else:
-        rc = subprocess.run(argv, cwd=cwd, stdout=stdout,
-                            stderr=stderr).returncode
+        rc = subprocess.run(argv, cwd=cwd, stdout=stdout, stderr=stderr,
+                            env=environ).returncode
+    if rc and what:
+        die(what)
     if check and rc:
         raise ShellError(argv[0], rc)
     return rc
@@ -82,6 +89,15 @@ def tool_output(argv: Sequence[str], cwd: Optional[str] = None,
                           check=False)
     proc.stdout = proc.stdout.decode('utf-8', 'surrogateescape')
     return proc
+
+
+def text(argv: Sequence[str], what: str = '') -> str:
+    """What ARGV prints, as $(...) keeps it (its last newlines dropped); a
+    failure dies with WHAT if given."""
+    proc = tool_output(argv)
+    if proc.returncode and what:
+        die(what)
+    return proc.stdout.rstrip('\n')
 
 
 def git_in(repo: str, *args: str) -> List[str]:

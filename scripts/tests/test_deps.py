@@ -29,7 +29,7 @@ class DepsTest(unittest.TestCase):
 
     def test_nothing_missing_installs_nothing(self) -> None:
         d = deps.Deps()
-        with mock.patch.object(deps, 'run') as run:
+        with mock.patch.object(deps, 'tool') as run:
             d.install_packages(['dpkg', 'bash'])
         run.assert_not_called()
 
@@ -52,10 +52,10 @@ class DepsTest(unittest.TestCase):
     def test_debian_archive(self) -> None:
         uris = ('http://deb.example/debian/dists/bookworm/main/binary-amd64/'
                 'Packages.xz\nhttp://deb.example/debian-security/dists/x/y\n')
-        with mock.patch.object(deps, 'output', return_value=uris):
+        with mock.patch.object(deps, 'text', return_value=uris):
             self.assertEqual('http://deb.example/debian',
                              deps.Deps.debian_archive())
-        with mock.patch.object(deps, 'output', return_value=''):
+        with mock.patch.object(deps, 'text', return_value=''):
             self.assertEqual('', deps.Deps.debian_archive())
 
     def test_unknown_target_refused(self) -> None:
