@@ -17,7 +17,7 @@ own: the machine's apt configuration is never changed).
 
 "perf-BASE" unpacks Debian's arm64 linux-perf nearest BASE and the
 libraries it needs into $PERF_AUX_CACHE/perf/BASE (the same way), for the
-kselftest boot's perf_tool.
+kselftest boot's perf_tool_test.
 
 "lava" is the set scripts/lava/check.sh needs: the dispatcher (lava-run)
 and schemas, busybox for the converter's host tests, and, unpacked in the
@@ -349,7 +349,7 @@ class Deps:
         """Debian's arm64 perf (linux-perf) of the suite nearest BASE
         (perf_aux.lib.perf_suite) with every library it needs, unpacked
         into $PERF_AUX_CACHE/perf/BASE, for the kselftest boot's
-        perf_tool (perf_aux.kselftest)."""
+        perf_tool_test (perf_aux.kselftest)."""
         lib.check_base(base)
         d = f'{self.cache}/perf/{base}'
         if not os.path.isfile(f'{d}/.perf_aux-packages'):

@@ -194,7 +194,7 @@ def gzip_of(argv: Sequence[str], out: str, cwd: Optional[str] = None,
 def busybox_initramfs(root: str, b: Build, busybox: str,
                       perf: List[Tuple[str, str]]) -> int:
     """BUILD/initramfs.cpio.gz: busybox, init, the kselftests, PERF
-    (perf_files(): perf_tool's consumer) and, for a kernel with modules,
+    (perf_files(): perf_tool_test's consumer) and, for a kernel with modules,
     its modules at /lib/modules (for modprobe)."""
     lines = cpio_list(root, busybox, os.path.join(b.build, 'kselftest_install'))
     if perf:

@@ -50,7 +50,7 @@ def job() -> int:
     rc = stage('install packages', tool,
                [f'{scripts}/deps.sh', target,
                 *([] if env.get('KERNEL_SRC') else [f'base-{base}']),
-                # perf_tool's consumer, for the base's arm64 boots.
+                # perf_tool_test's consumer, for the base's arm64 boots.
                 *([f'perf-{base}'] if target.startswith('arm64-') and
                   not env.get('KERNEL_SRC') else [])])
     if rc:

@@ -30,7 +30,7 @@ STRICT_TESTS = 'perf_aux.tests=perf_aux:pagesize_test'
 # on the stock kernel in make check-full.
 STOCK_QUICK_TESTS = ('perf_aux.tests=perf_aux:map_test,perf_aux:pagesize_test,'
                      'perf_aux:integrity_test,perf_aux:wrap_test,'
-                     'perf_aux:perf_tool')
+                     'perf_aux:perf_tool_test')
 REFERENCE_VARIANTS = ('default', 'strict', 'nohugevmalloc', 'hugetlb', 'smp')
 # The kselftests that change the whole machine; they skip, for the one
 # reason aux_common.h gives, without PERF_AUX_DESTRUCTIVE=1.
@@ -148,7 +148,7 @@ def perf_expectations(c, target: str) -> None:
     """perf record and perf report -D consume and decode the trace: the
     arm64 boots have Debian's perf (scripts/deps.sh perf-BASE); x86_64's
     perf has no Arm SPE code."""
-    c.expect(c.res, 'perf_aux.perf_tool', '--no-failure', '--min-passed',
+    c.expect(c.res, 'perf_aux.perf_tool_test', '--no-failure', '--min-passed',
              '1' if target.startswith('arm64-') else '0')
 
 
