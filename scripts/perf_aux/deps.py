@@ -35,7 +35,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Set
 
 from . import lib, shell
 from .files import collated, read
@@ -60,10 +60,11 @@ LAB = 'lava-server lavacli postgresql'.split()
 # The packages of the Debian root filesystem that test-definitions'
 # kselftest.sh runs on: the ones it installs itself (its install(): sed
 # perl wget xz-utils iproute2 python3-tap, the last for its parser), and
-# the shell, core utilities and tools a Debian root has.
-TESTDEFS_PACKAGES = ('base-files dash coreutils grep findutils mawk mount '
-                     'util-linux kmod procps sed perl wget xz-utils iproute2 '
-                     'python3-tap').split()
+# the shells, core utilities and tools a Debian root has (bash is Essential
+# in Debian, so KernelCI's root has it too; perf's shell tests need it).
+TESTDEFS_PACKAGES = ('base-files dash bash coreutils grep findutils mawk '
+                     'mount util-linux kmod procps sed perl wget xz-utils '
+                     'iproute2 python3-tap').split()
 KEYRING = '/usr/share/keyrings/debian-archive-keyring.gpg'
 INSTALLED = 'install ok installed'
 
@@ -341,7 +342,7 @@ class Deps:
         trixie-kselftest root filesystem) with everything they depend on,
         unpacked into $PERF_AUX_CACHE/rootfs/trixie-arm64."""
         d = f'{self.cache}/rootfs/trixie-arm64'
-        if not os.path.isfile(f'{d}/.perf_aux-packages'):
+        if not set(TESTDEFS_PACKAGES) <= unpacked(d):
             n = self.unpack_arm64('trixie', TESTDEFS_PACKAGES, d)
             print(f'trixie arm64 root filesystem: {n} packages', flush=True)
 
@@ -389,6 +390,15 @@ class Deps:
         shutil.rmtree(d, ignore_errors=True)
         os.rename(tmp, d)
         return len(found)
+
+
+def unpacked(d: str) -> Set[str]:
+    """The packages unpack_arm64 unpacked into D (none yet: empty)."""
+    try:
+        with open(f'{d}/.perf_aux-packages', encoding='utf-8') as f:
+            return {line.split()[0] for line in f if line.strip()}
+    except OSError:
+        return set()
 
 
 def deps(targets: Sequence[str]) -> int:

@@ -146,6 +146,17 @@ def perf_files(perf: str, readelf: str) -> List[Tuple[str, str]]:
     return files
 
 
+def perf_shell_tests(perf: str) -> List[Tuple[str, str]]:
+    """perf's own Arm SPE shell tests from the package unpacked at PERF,
+    (where, from what), for a root filesystem with bash (testdefs-init
+    runs them)."""
+    shell_dir = os.path.join(perf, 'usr/lib/perf-core/tests/shell')
+    return [(f'{PERF_DIR}/tests/{f}', os.path.join(shell_dir, f))
+            for f in collated(os.listdir(shell_dir))
+            if f.startswith('test_arm_spe') and f.endswith('.sh')] \
+        if os.path.isdir(shell_dir) else []
+
+
 def perf_list(root: str, perf: List[Tuple[str, str]]) -> List[str]:
     """gen_init_cpio's entries of PERF (perf_files()) and the wrapper."""
     lines = [f'dir /{d} 0755 0 0' for d in ('usr', 'usr/bin', 'opt',
@@ -320,7 +331,8 @@ def kselftest(name: str, target: str, variant: str, log: str,
         rc = rootfs_initramfs(root, rootfs,
                               os.path.join(b.build, 'kselftest_install'),
                               os.environ.get('TESTDEFS_DIR', ''), initrd,
-                              perf)
+                              perf + perf_shell_tests(perf_root)
+                              if perf else [])
         if rc:
             return rc
         rc = stage(f'boot test-definitions {run}', boot, target, b, initrd,

@@ -257,6 +257,8 @@ def testdefs_run(c) -> None:
     line = checks[0] if checks else \
         f'not ok - test-definitions results compared: exit {rc}'
     c.verdict(rc, line.split('ok - ', 1)[1])
+    # perf's Arm SPE shell tests, run in the same boot (testdefs-init).
+    c.line_checks('python3', f'{c.root}/scripts/results.py', 'perf-shell', log)
 
 
 def series_mbox_run(c) -> None:

@@ -11,6 +11,7 @@ name is refused before anything is installed.
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 from unittest import mock
 
@@ -57,6 +58,24 @@ class DepsTest(unittest.TestCase):
                              deps.Deps.debian_archive())
         with mock.patch.object(deps, 'text', return_value=''):
             self.assertEqual('', deps.Deps.debian_archive())
+
+    def test_rootfs_unpacked_again_for_a_new_package(self) -> None:
+        """A root filesystem unpacked before a package joined the list
+        (its .perf_aux-packages lacks it) is unpacked again."""
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(set(), deps.unpacked(d))
+            with open(os.path.join(d, '.perf_aux-packages'), 'w') as f:
+                f.write('base-files 13.8\ndash 0.5.12-12\n')
+            self.assertEqual({'base-files', 'dash'}, deps.unpacked(d))
+            # The cache's rootfs/trixie-arm64 is that directory.
+            os.makedirs(os.path.join(d, 'rootfs'))
+            os.symlink(d, os.path.join(d, 'rootfs', 'trixie-arm64'))
+            fetcher = deps.Deps()
+            fetcher.cache = d
+            with mock.patch.object(fetcher, 'unpack_arm64',
+                                   return_value=1) as unpack:
+                fetcher.fetch_testdefs_rootfs()
+            unpack.assert_called_once()
 
     def test_unknown_target_refused(self) -> None:
         env = dict(os.environ, PYTHONPATH=SCRIPTS)

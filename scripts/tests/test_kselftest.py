@@ -128,6 +128,24 @@ class InitramfsTest(unittest.TestCase):
         self.assertEqual(f'file /usr/bin/perf {ROOT}/scripts/initramfs/perf '
                          '0755 0 0', lines[-1])
 
+    def test_perf_shell_tests_are_the_arm_spe_scripts(self) -> None:
+        """Of perf's shell tests, the Arm SPE ones, at /opt/perf/tests;
+        none from a package without them."""
+        perf = os.path.join(self.dir, 'perf')
+        self.assertEqual([], kselftest.perf_shell_tests(perf))
+        shell_dir = os.path.join(perf, 'usr/lib/perf-core/tests/shell')
+        os.makedirs(os.path.join(shell_dir, 'attr'))
+        for f in ('test_arm_spe_fork.sh', 'test_arm_spe.sh',
+                  'test_arm_coresight.sh', 'attr/test-record-spe-period'):
+            with open(os.path.join(shell_dir, f), 'w') as out:
+                out.write('#!/bin/bash\n')
+        self.assertEqual(
+            [('/opt/perf/tests/test_arm_spe.sh',
+              f'{shell_dir}/test_arm_spe.sh'),
+             ('/opt/perf/tests/test_arm_spe_fork.sh',
+              f'{shell_dir}/test_arm_spe_fork.sh')],
+            kselftest.perf_shell_tests(perf))
+
     def test_gzip_of_gives_the_failing_status(self) -> None:
         out = os.path.join(self.dir, 'x.gz')
         self.assertEqual(0, kselftest.gzip_of(['printf', 'abc'], out))
