@@ -27,8 +27,9 @@
 #              Canceled (scripts/lava/submit.sh, scripts/perf_aux_lava)
 # make lab-selftest  a local LAVA lab on 127.0.0.1 (lava-server, lava-worker,
 #              PostgreSQL): started, a job needing no kernel, the fault
-#              cases and the QEMU arm64-4k job run through it, stopped
-#              (scripts/lava/lab.sh, scripts/perf_aux_lava)
+#              cases, the QEMU arm64-4k job and KernelCI's own kselftest
+#              job run through it, stopped (scripts/lava/lab.sh,
+#              scripts/perf_aux_lava)
 # make soak [DURATION=600]  soak_test alone for DURATION seconds on the
 #              sanitize kernel: trace on every CPU at the highest rate, churn,
 #              fault injection; bytes checked, wraps, injected failures and

@@ -227,19 +227,23 @@ def busybox_initramfs(root: str, b: Build, busybox: str,
 
 
 def rootfs_initramfs(root: str, rootfs: str, ksft: str, testdefs: str,
-                     out: str, perf: List[Tuple[str, str]]) -> int:
-    """The Debian root filesystem ROOTFS with the kselftests,
-    test-definitions and PERF (perf_files()) in it and testdefs-init as
-    /init, as a gzipped cpio in OUT.  cp -a and cpio keep its owners and
+                     out: str, perf: List[Tuple[str, str]],
+                     init: str = 'testdefs-init') -> int:
+    """The Debian root filesystem ROOTFS with the kselftests where
+    KernelCI's root filesystems have them, test-definitions (TESTDEFS,
+    unless empty) and PERF (perf_files()) in it and scripts/initramfs/INIT
+    as /init, as a gzipped cpio in OUT.  cp -a and cpio keep its owners and
     device nodes."""
     work = tempfile.mkdtemp()
     try:
         steps = [['cp', '-a', f'{rootfs}/.', f'{work}/'],
                  ['mkdir', '-p', f'{work}/opt/kselftests'],
                  ['cp', '-a', ksft, f'{work}/opt/kselftests/mainline'],
-                 ['cp', '-a', testdefs, f'{work}/opt/test-definitions'],
                  ['install', '-m', '0755',
-                  f'{root}/scripts/initramfs/testdefs-init', f'{work}/init']]
+                  f'{root}/scripts/initramfs/{init}', f'{work}/init']]
+        if testdefs:
+            steps.append(['cp', '-a', testdefs,
+                          f'{work}/opt/test-definitions'])
         if perf:
             steps += [['install', '-D', '-m', '0755', src, f'{work}{dst}']
                       for dst, src in perf]

@@ -15,7 +15,9 @@ reference-<BASE>-arm64-4k, and stock-<BASE>-arm64-4k and
 reference-<BASE>-arm64-16k where built: two at a time on the two
 devices), their wall time against the sum of their run times, and their
 results against the direct runs' (PERF_AUX_LAB_DIRECT, default
-out/results) case by case.
+out/results) case by case; then KernelCI's own kselftest job for the
+suite, as integrations/ renders it, on the reference build
+(kernelci.py).
 """
 
 import glob
@@ -26,7 +28,7 @@ import subprocess
 import time
 from typing import Dict, List, Optional, Tuple
 
-from . import common, lab
+from . import common, kernelci, lab
 from .common import Fatal, ROOT, plib
 
 # Seconds (submit's LAVA_WAIT): a job that needs no kernel, lava-jobs'
@@ -305,6 +307,7 @@ class Selftest:
             else:
                 self.check(False, f'{run} through the lab: no results in '
                            f'{self.path(os.path.join("results", run))}')
+        kernelci.run(self, base)
 
     def run(self, qemu: bool) -> Tuple[bool, int]:
         """(done, exit status of the lab's start)."""
