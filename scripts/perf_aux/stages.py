@@ -242,8 +242,10 @@ def testdefs_run(c) -> None:
     # stage made it; a named stage alone makes it here).
     if not os.path.isdir(res):
         c.run_job('reference', 'arm64-4k', 'default')
+    # The direct run's environment (scripts/initramfs/init opts in to the
+    # destructive programs), as KernelCI's ENV passes it to kselftest.sh.
     c.call([f'{c.root}/scripts/kselftest.sh', 'reference', 'arm64-4k',
-            'default', log],
+            'default', log, 'perf_aux.env=PERF_AUX_DESTRUCTIVE=1'],
            env={'KSELFTEST_ROOTFS': f'{c.cache}/rootfs/trixie-arm64',
                 'TESTDEFS_DIR': directory})
     # A comparison that crashed printed no check line: that fails too.
