@@ -8,6 +8,8 @@ archive is the one the machine's own sources use for Debian; an unknown
 name is refused before anything is installed.
 """
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -73,7 +75,8 @@ class DepsTest(unittest.TestCase):
             fetcher = deps.Deps()
             fetcher.cache = d
             with mock.patch.object(fetcher, 'unpack_arm64',
-                                   return_value=1) as unpack:
+                                   return_value=1) as unpack, \
+                    contextlib.redirect_stdout(io.StringIO()):
                 fetcher.fetch_testdefs_rootfs()
             unpack.assert_called_once()
 
