@@ -238,10 +238,14 @@ class Check:
 
     def host_tests(self) -> None:
         """The host tests of the glue, a check line per test."""
-        _, out = self.capture(['python3', '-m', 'unittest', 'discover', '-s',
+        # A ResourceWarning printed when the collector meets another
+        # test's object would split a verdict line: not a verdict itself.
+        _, out = self.capture(['python3', '-W', 'ignore::ResourceWarning',
+                               '-m', 'unittest', 'discover', '-s',
                                'tests', '-p', 'test_*.py', '-v'],
                               stderr=True, cwd=f'{self.root}/scripts')
         self.say_tail(out, 3)
+        seen = 0
         for line in out.split('\n'):
             line = line.strip(' \t')
             if line.endswith(' ... ok'):
@@ -250,6 +254,15 @@ class Check:
                 self.skip(f'ok - host: {line} # SKIP')
             elif line.endswith(' ... FAIL') or line.endswith(' ... ERROR'):
                 self.verdict(1, f'host: {line}')
+            else:
+                continue
+            seen += 1
+        # A test that prints between its name and its verdict leaves no
+        # line here: it must not go uncounted.
+        ran = re.search(r'(?m)^Ran ([0-9]+) tests? in ', out)
+        if not ran or int(ran.group(1)) != seen:
+            self.verdict(1, f"host: {ran.group(1) if ran else 'no'} tests "
+                         f'ran, {seen} gave a verdict line')
 
     def run_stage(self, s: str) -> None:
         catalogue = os.environ.get('PERF_AUX_MUTANTS') or \

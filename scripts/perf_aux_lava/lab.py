@@ -263,6 +263,9 @@ class Service:
                 break
         if self.running():
             raise Fatal(f'lab: {self.name} (pid {pid}) did not stop')
+        # Started by this command: reaped, not left a zombie.
+        if getattr(self, 'process', None) is not None:
+            self.process.poll()
         _remove(self.pidfile)
         say(f'{self.name} stopped')
 

@@ -68,6 +68,29 @@ class StagesTest(unittest.TestCase):
                 with self.subTest(stage=name):
                     self.stage(True, name)
 
+    def host(self, out: str) -> check.Check:
+        c = check.Check(False)
+        with mock.patch.object(check.Check, 'capture',
+                               return_value=(0, out)), \
+                contextlib.redirect_stdout(io.StringIO()):
+            c.host_tests()
+        return c
+
+    def test_host_counts_every_test_unittest_ran(self) -> None:
+        """A host test that printed between its name and its verdict
+        (no " ... ok" line) is a failed check, not a lost one."""
+        ran = ('test_a (t.T.test_a) ... ok\n'
+               'test_b (t.T.test_b) ... skipped "no mirror"\n'
+               'test_c (t.T.test_c)\nSaid something ... ok\n')
+        c = self.host(ran + 'Ran 3 tests in 0.1s\n\nOK')
+        self.assertEqual((2, 0, 1), (c.passed, c.failed, c.skipped))
+        c = self.host(ran.replace('Said something ... ok\n',
+                                  'said something\nok\n') +
+                      'Ran 3 tests in 0.1s\n\nOK')
+        self.assertEqual((1, 1, 1), (c.passed, c.failed, c.skipped))
+        self.assertEqual(['host: 3 tests ran, 2 gave a verdict line'],
+                         c.failures)
+
     def test_unknown_stage(self) -> None:
         c = check.Check(False)
         with mock.patch('sys.stderr'), self.assertRaises(SystemExit) as e:
