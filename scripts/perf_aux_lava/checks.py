@@ -222,6 +222,9 @@ class Checks:
         # and empties the results directory.
         try:
             for f in ktaps:
+                if os.path.basename(f)[:-len('.ktap')] in \
+                        artifacts.DIRECT_ONLY:
+                    continue
                 shutil.copy(f, os.path.join(d, 'direct'))
             shutil.copyfile(os.path.join(build, 'arch', 'arm64', 'boot',
                                          'Image.gz'),

@@ -28,7 +28,7 @@ import subprocess
 import time
 from typing import Dict, List, Optional, Tuple
 
-from . import common, kernelci, lab
+from . import artifacts, common, kernelci, lab
 from .common import Fatal, ROOT, plib
 
 # Seconds (submit's LAVA_WAIT): a job that needs no kernel, lava-jobs'
@@ -38,10 +38,6 @@ from .common import Fatal, ROOT, plib
 HELLO_WAIT = 300
 QEMU_WAIT = 1800
 KILL_WAIT = 60
-# Suites of the direct run the jobs do not run: lib/test_vmalloc.c's vmap
-# benchmark, whose run_test_mask bit make run finds in the tree it builds
-# (perf_aux.lib), while lava-jobs' jobs boot with run_test_mask=0.
-DIRECT_ONLY = ('test_vmalloc',)
 MESSAGE = re.compile(r'^(?:perf_aux: error: (submit: .*)|'
                      r'(submit: infrastructure error: .*))$')
 
@@ -229,7 +225,7 @@ class Selftest:
                      direct, os.path.basename(f)))]
         argv = [common.PYTHON, os.path.join(ROOT, 'scripts', 'results.py'),
                 'flakes']
-        for suite in unrun + list(DIRECT_ONLY):
+        for suite in unrun + list(artifacts.DIRECT_ONLY):
             argv += ['--except', suite]
         p = subprocess.run(argv + [mine, direct], capture_output=True,
                            text=True)
@@ -242,7 +238,8 @@ class Selftest:
         if unrun:
             line += (f'; {len(unrun)} programs the direct run did not run '
                      'left out')
-        line += f"; {', '.join(DIRECT_ONLY)} (the direct run's only) left out"
+        line += (f"; {', '.join(artifacts.DIRECT_ONLY)} (the direct run's only) "
+                 'left out')
         self.check(ok, f'{run} through the lab equals the direct run case by '
                    f'case ({line})')
         if not ok:
