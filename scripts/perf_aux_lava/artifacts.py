@@ -72,9 +72,16 @@ def testdefs(parent: str) -> str:
                     os.path.join(repo, 'lava-jobs'))
     head = subprocess.run(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'],
                           capture_output=True, text=True).stdout.strip()
+    commit_all(repo, 'main', f'lava-jobs of {head}')
+    return repo
+
+
+def commit_all(repo: str, branch: str, message: str) -> None:
+    """The files in REPO as the one commit of a new git repository there,
+    on BRANCH (LAVA fetches test definitions by git).
+    CalledProcessError on failure."""
     git = ['git', '-C', repo, '-c', 'user.name=perf_aux',
            '-c', 'user.email=perf_aux@localhost']
-    for args in (['init', '-q', '-b', 'main'], ['add', '-A'],
-                 ['commit', '-q', '-m', f'lava-jobs of {head}']):
+    for args in (['init', '-q', '-b', branch], ['add', '-A'],
+                 ['commit', '-q', '-m', message]):
         subprocess.run(git + args, check=True, stdout=subprocess.DEVNULL)
-    return repo

@@ -36,7 +36,7 @@ import subprocess
 import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import common
+from . import artifacts, common
 from .common import ROOT, plib
 
 # The scheduler entry whose job runs here: QEMU, the 4K kselftest build.
@@ -134,18 +134,6 @@ def judged(got: Dict[str, str], programs: List[str]) -> List[str]:
     return wrong
 
 
-def git_repository(src: str, dst: str, branch: str, message: str) -> None:
-    """SRC's files as the one commit of a new git repository DST on
-    BRANCH.  CalledProcessError on failure."""
-    shutil.rmtree(dst, ignore_errors=True)
-    shutil.copytree(src, dst)
-    git = ['git', '-C', dst, '-c', 'user.name=perf_aux',
-           '-c', 'user.email=perf_aux@localhost']
-    for args in (['init', '-q', '-b', branch], ['add', '-A'],
-                 ['commit', '-q', '-m', message]):
-        subprocess.run(git + args, check=True, stdout=subprocess.DEVNULL)
-
-
 def modules_tar(build: str, out: str) -> None:
     """BUILD's installed modules (kselftest.py's modules_install), or the
     release's empty module directory, as a tar.xz at OUT."""
@@ -183,9 +171,11 @@ def stage(build: str, d: str) -> Dict[str, str]:
                     '--export', 'test-definitions', export,
                     'automated/linux/kselftest', 'automated/lib',
                     'automated/utils'], check=True, stdout=subprocess.DEVNULL)
-    git_repository(export, os.path.join(d, 'test-definitions'), 'master',
-                   'test-definitions at the pin of integrations/README.md')
-    shutil.rmtree(export, ignore_errors=True)
+    repo = os.path.join(d, 'test-definitions')
+    shutil.rmtree(repo, ignore_errors=True)
+    os.rename(export, repo)
+    artifacts.commit_all(repo, 'master',
+                         'test-definitions at the pin of integrations/README.md')
     url = 'file://' + d
     return {'kernel': f'{url}/Image', 'modules': f'{url}/modules.tar.xz',
             'ramdisk': f'{url}/rootfs.cpio.gz',
