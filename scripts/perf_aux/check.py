@@ -21,13 +21,13 @@ to the stock control and the mutants:
  lava_schema the LAVA jobs and test definition against lava_common's
              schemas, broken variants rejected, lava-run --validate.
 
-make check-full (scripts/check.sh --full): the whole matrix, for every
-base: the reference on every variant, stock, the sanitizers, every mutant
-with the peers beside, the other targets; then the LAVA stage with
-lava-run of the QEMU jobs compared case by case with the direct runs;
-then integrations/ against the pinned upstream commits (integrations/
-check.py: the patches apply, KernelCI's and tuxlava's rendered jobs
-validate).
+make check-full (scripts/check.sh --full): the whole matrix.  The
+default base first: the reference on every variant, stock, the
+sanitizers, every mutant with the peers beside, the other targets; then
+the stages run once (the series, kunit.py, the LAVA jobs through lava-run
+and the local lab, test-definitions, integrations/ against the pinned
+upstream commits); then each other base what can differ there
+(docs/check-full.md).
 
 scripts/check.sh [--full] STAGE... runs only the named stages (of that
 tier; the full tier's stages run for each base, or for BASE when set).
@@ -36,9 +36,11 @@ Everything a tier prints is kept in out/logs/<tier>.log, from which
 out/measurements/<tier>.md is written (perf_aux_results.measurements):
 the figures of a check are generated, never copied.  PERF_AUX_MUTANTS:
 another mutant catalogue (same layout), e.g. to rerun some;
-PERF_AUX_PEERS=0 leaves the peers out of the mutant stages.
+PERF_AUX_PEERS=0 leaves the peers out of the mutant stages (=1 runs them
+on every base, not only the default one).
 """
 
+import contextlib
 import glob
 import os
 import re
@@ -63,8 +65,10 @@ FULL_STAGES = ('host', 'reference', 'stock', 'sanitize', 'peers',
                'integrations', 'testdefs')
 # Stages of the full tier that run on the default base only: the other
 # page sizes, and the perf core's mutants (code no base's own patches
-# change), prove the same on every base.  Named with BASE, they run there.
-DEFAULT_BASE_STAGES = ('targets', 'perf_core_mutants')
+# change), prove the same on every base; the peers (other projects'
+# tests beside the mutants) decide no check, and their kill line is the
+# default base's.  Named with BASE, they run there.
+DEFAULT_BASE_STAGES = ('targets', 'perf_core_mutants', 'peers')
 # Stages of the full tier that run once, not once per base.
 ONCE_STAGES = ('host', 'series', 'series_mbox', 'privilege', 'custom', 'lava',
                'lava_lab', 'lava_schema', 'integrations', 'testdefs',
@@ -101,6 +105,9 @@ class Check:
         self.default_base = self.bases[0]
         self.beside: Optional[subprocess.Popen] = None
         self.beside_log = ''
+        # Whether the mutant stages run the peers unless PERF_AUX_PEERS
+        # says: named stages and the default base do.
+        self.peers_default = True
 
     @property
     def base(self) -> str:
@@ -268,7 +275,8 @@ class Check:
         catalogue = os.environ.get('PERF_AUX_MUTANTS') or \
             f'{self.root}/scripts/mutants'
         base = self.base
-        with_peers = PeersDefault()
+        with_peers = PeersDefault() if self.peers_default else \
+            contextlib.nullcontext()
         if s == 'host':
             self.timed('host tests', self.host_tests)
         elif s == 'reference':
@@ -317,8 +325,7 @@ class Check:
                            mutants.run_module_mutants, self,
                            f'{catalogue}/perf_core', [])
         elif s == 'lava':
-            self.timed('LAVA jobs, lava-run', self.line_checks,
-                       f'{self.root}/scripts/lava/check.sh')
+            self.timed('LAVA jobs, lava-run', stages.lava_runs, self)
         elif s == 'series':
             if self.full:
                 self.timed(f'{base} patch series (make series), a kernel per '
@@ -346,8 +353,7 @@ class Check:
         # collected through lava-server and lava-worker on 127.0.0.1, the
         # fault cases; its own check lines.
         elif s == 'lava_lab':
-            self.timed('LAVA lab, server and worker', self.line_checks,
-                       f'{self.root}/scripts/lava/lab.sh', 'selftest', 'qemu')
+            self.timed('LAVA lab, server and worker', self.lab_selftest)
         elif s == 'lava_schema':
             self.timed('LAVA jobs, schemas', self.line_checks,
                        f'{self.root}/scripts/lava/check.sh', '--schema')
@@ -371,6 +377,17 @@ class Check:
         else:
             shell.die(f"unknown stage '{s}' (one of: "
                       f"{' '.join(QUICK_STAGES + FULL_STAGES)})")
+
+    def lab_selftest(self) -> int:
+        """make lab-selftest.  The reference run through the lab, unless
+        PERF_AUX_LAB_RUNS says: the stock and 16K runs take the same path
+        through the server and worker, and the lava stage runs the 16K
+        job through the dispatcher."""
+        os.environ.setdefault(
+            'PERF_AUX_LAB_RUNS',
+            self.result_name('reference', 'arm64-4k', 'default'))
+        return self.line_checks(f'{self.root}/scripts/lava/lab.sh',
+                                'selftest', 'qemu')
 
     def custom(self) -> None:
         """A mainline tree other than the default base's, where there is
@@ -477,8 +494,12 @@ def tier(c: Check, named: List[str]) -> int:
     if 'host' in once:
         os.environ['BASE'] = c.default_base
         c.run_stage('host')
-    for b in bases:
+    # The default base first, then the stages run once (on it), then the
+    # other bases: what fails on mainline shows early.
+    bases.sort(key=lambda b: b != c.default_base)
+    for i, b in enumerate(bases):
         os.environ['BASE'] = b
+        c.peers_default = bool(named) or b == c.default_base
         for s in per_base:
             if c.full and not named and b != c.default_base and \
                     s in DEFAULT_BASE_STAGES:
@@ -487,12 +508,14 @@ def tier(c: Check, named: List[str]) -> int:
             if s == 'mutants' and besides:
                 c.beside_start(besides)
             c.run_stage(s)
+        if i == 0:
+            os.environ['BASE'] = c.default_base
+            if besides:
+                c.beside_end()
+            for s in once:
+                if s != 'host' and s not in besides:
+                    c.run_stage(s)
     os.environ['BASE'] = c.default_base
-    if besides:
-        c.beside_end()
-    for s in once:
-        if s != 'host' and s not in besides:
-            c.run_stage(s)
     # Which test caught which mutant, the peers' kills beside.
     if c.full and os.path.isdir(f'{c.out}/mutants'):
         c.results_shown('matrix')

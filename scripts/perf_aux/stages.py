@@ -32,6 +32,20 @@ STOCK_QUICK_TESTS = ('perf_aux.tests=perf_aux:map_test,perf_aux:pagesize_test,'
                      'perf_aux:integrity_test,perf_aux:wrap_test,'
                      'perf_aux:perf_tool_test')
 REFERENCE_VARIANTS = ('default', 'strict', 'nohugevmalloc', 'hugetlb', 'smp')
+# The full tier's boots of a variant that only a boot parameter makes
+# (the default boot's build): the kselftest programs whose outcome the
+# parameter can change, KUnit whole beside them.  What the others test
+# runs the same code as on the default boot, which runs every program.
+# hugetlb, a build of its own, runs every program.
+VARIANT_TESTS = {
+    'strict': ('pagesize_test',),
+    # vmap() maps base pages: the granules seen, and the trace cases of
+    # fragment_test whose chunks it maps.
+    'nohugevmalloc': ('map_test', 'pagesize_test', 'fragment_test'),
+    # Four CPUs: trace on every CPU at once, and CPUs going offline under
+    # it.
+    'smp': ('smp_test', 'teardown_test'),
+}
 # The kselftests that change the whole machine; they skip, for the one
 # reason aux_common.h gives, without PERF_AUX_DESTRUCTIVE=1.
 DESTRUCTIVE_TESTS = ('fault_test', 'fragment_test', 'soak_test')
@@ -152,9 +166,29 @@ def perf_expectations(c, target: str) -> None:
              '1' if target.startswith('arm64-') else '0')
 
 
+def variant_run(c, variant: str) -> None:
+    """A boot-parameter variant: KUnit and the programs it can change,
+    judged case by case in those suites."""
+    programs = VARIANT_TESTS[variant]
+    c.run_job('reference', 'arm64-4k', variant, 'perf_aux.tests=' +
+              ','.join(f'perf_aux:{t}' for t in programs))
+    suites = ('perf_aux_alloc', 'vmap_granule',
+              *(f'perf_aux.{t}' for t in programs))
+    if os.path.isfile(expected_file(c, 'arm64-4k', variant)):
+        expected_results(c, c.res, suites)
+        return
+    c.skip(f'ok - {c.name(c.res)}: no expected results committed, judged '
+           'by floors # SKIP')
+    for suite in suites:
+        c.expect(c.res, suite, '--no-failure')
+
+
 def reference_variants(c) -> None:
     for variant in REFERENCE_VARIANTS:
-        reference_run(c, 'arm64-4k', variant)
+        if variant in VARIANT_TESTS:
+            variant_run(c, variant)
+        else:
+            reference_run(c, 'arm64-4k', variant)
 
 
 def module_compare(c, mod: str) -> None:
@@ -214,6 +248,22 @@ def sanitize_run(c) -> None:
     c.verdict(0 if clean and not reports else 1,
               f'{run}: KASAN, lockdep, DEBUG_VM, kmemleak: {n} reports')
     module_compare(c, f'{c.out}/results/{run}')
+
+
+# The QEMU jobs lava-run runs, each compared with the direct run of its
+# target (scripts/perf_aux_lava/checks.py).
+LAVA_TARGETS = ('arm64-4k', 'arm64-16k')
+
+
+def lava_runs(c) -> int:
+    """The LAVA jobs through lava-run record the direct runs' results.
+    The full tier's reference and targets stages made those runs; the
+    stage named alone makes them here."""
+    for target in LAVA_TARGETS:
+        run = c.result_name('reference', target, 'default')
+        if not os.path.isdir(f'{c.out}/results/{run}'):
+            c.run_job('reference', target, 'default')
+    return c.line_checks(f'{c.root}/scripts/lava/check.sh')
 
 
 def testdefs_run(c) -> None:
@@ -448,11 +498,18 @@ def stock_runs(c, default_args: Optional[List[str]] = None,
                  '--no-failure')
         perf_expectations(c, 'arm64-4k')
     stock_differs(c)
-    c.run_job('stock', 'arm64-4k', 'strict', *(strict_args or []))
+    c.run_job('stock', 'arm64-4k', 'strict', *(strict_args or [STRICT_TESTS]))
     c.expect(c.res, 'vmap_granule', '--failure')
     c.expect(c.res, 'perf_aux.pagesize_test', '--failure')
-    if not default_args:
+    # The plain boot skips in the suite's own code, the same on every
+    # base.
+    if not default_args and c.base == c.default_base:
         plain_run(c, 'stock')
+
+
+# What the custom tree is judged by (stock_expectations): the suites the
+# hook-ups build.
+CUSTOM_TESTS = 'perf_aux.tests=perf_aux:map_test,perf_aux:pagesize_test'
 
 
 def custom_tree(c) -> None:
@@ -461,6 +518,7 @@ def custom_tree(c) -> None:
     of that base, with the same outcome."""
     c.call([f'{c.root}/scripts/run.sh'],
            env={'KERNEL': 'stock', 'TARGET': 'arm64-4k', 'VARIANT': 'default',
-                'KERNEL_SRC': f'{c.cache}/src/{c.base}', 'KERNEL_ARGS': ''})
+                'KERNEL_SRC': f'{c.cache}/src/{c.base}',
+                'KERNEL_ARGS': CUSTOM_TESTS})
     c.res = f"{c.out}/results/{c.result_name('custom', 'arm64-4k', 'default')}"
     stock_expectations(c)

@@ -68,6 +68,42 @@ class StagesTest(unittest.TestCase):
                 with self.subTest(stage=name):
                     self.stage(True, name)
 
+    def test_lava_makes_the_direct_runs_it_lacks(self) -> None:
+        """Named alone, the lava stage makes the direct runs its jobs are
+        compared with; after the reference and targets stages it reuses
+        theirs."""
+        c = check.Check(True)
+        os.makedirs(os.path.join(self.out, 'results',
+                                 c.result_name('reference', 'arm64-4k',
+                                               'default')))
+        with mock.patch.object(check.Check, 'run_job') as run_job, \
+                contextlib.redirect_stdout(io.StringIO()):
+            stages.lava_runs(c)
+        run_job.assert_called_once_with('reference', 'arm64-16k', 'default')
+
+    def test_full_tier_order(self) -> None:
+        """The default base's stages, then the stages run once, then what
+        each other base runs; the peers by default on the default base
+        only."""
+        ran = []
+
+        def run_stage(c, s):
+            ran.append((s, os.environ['BASE'], c.peers_default))
+        os.environ.pop('BASE')
+        c = check.Check(True)
+        with mock.patch.object(check.Check, 'run_stage', run_stage), \
+                contextlib.redirect_stdout(io.StringIO()):
+            check.tier(c, [])
+        default, *others = c.bases
+        per_base = [s for s in check.FULL_STAGES if s not in check.ONCE_STAGES]
+        once = [s for s in check.FULL_STAGES if s in check.ONCE_STAGES]
+        # host, the first, runs before any base's.
+        want = [(s, default, True) for s in once[:1] + per_base + once[1:]]
+        for b in others:
+            want += [(s, b, False) for s in per_base
+                     if s not in check.DEFAULT_BASE_STAGES]
+        self.assertEqual(want, ran)
+
     def host(self, out: str) -> check.Check:
         c = check.Check(False)
         with mock.patch.object(check.Check, 'capture',
