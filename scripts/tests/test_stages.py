@@ -69,9 +69,10 @@ class StagesTest(unittest.TestCase):
                     self.stage(True, name)
 
     def test_lava_makes_the_direct_runs_it_lacks(self) -> None:
-        """Named alone, the lava stage makes the direct runs its jobs are
-        compared with; after the reference and targets stages it reuses
-        theirs."""
+        """The lava stage named alone makes the direct runs it lacks.
+
+        Its jobs are compared with them; after the reference and targets
+        stages it reuses theirs."""
         c = check.Check(True)
         os.makedirs(os.path.join(self.out, 'results',
                                  c.result_name('reference', 'arm64-4k',
@@ -82,9 +83,10 @@ class StagesTest(unittest.TestCase):
         run_job.assert_called_once_with('reference', 'arm64-16k', 'default')
 
     def test_full_tier_order(self) -> None:
-        """The default base's stages, then the stages run once, then what
-        each other base runs; the peers by default on the default base
-        only."""
+        """The full tier runs the default base, the once stages, the rest.
+
+        Each other base runs what can differ there; the peers run by
+        default on the default base only."""
         ran = []
 
         def run_stage(c, s):
