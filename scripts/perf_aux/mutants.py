@@ -14,7 +14,7 @@ import os
 import re
 import shutil
 import subprocess
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 from . import lib
 from .files import read
@@ -166,7 +166,7 @@ def run_mutants(c, directory: str, suite: str, variant: str,
     each_mutant(c, directory, 'mutant', kernel_mutant, names)
 
 
-def killer_tests(programs: List[str]) -> str:
+def killer_tests(programs: Sequence[str]) -> str:
     """The boot parameter that runs only those kselftest programs
     (scripts/initramfs/init)."""
     return 'perf_aux.tests=' + ','.join(f'perf_aux:{t}' for t in programs)

@@ -18,12 +18,10 @@ import shutil
 from typing import List, Optional, Sequence
 
 from . import lib
+from .mutants import killer_tests
 from .files import cat, collated, read
 from .shell import tool
 
-# The strict boots of make check run the suites strict mode changes:
-# KUnit (all of it, one boot) and pagesize_test.
-STRICT_TESTS = 'perf_aux.tests=perf_aux:pagesize_test'
 # make check's stock boot: the kselftests whose outcome large vmap
 # changes, and the trace through the mapping, perf's among it; the rest (teardown, soak,
 # fragmentation, fault injection, SMP) behave alike on both kernels and run
@@ -46,6 +44,9 @@ VARIANT_TESTS = {
     # it.
     'smp': ('smp_test', 'teardown_test'),
 }
+# The strict boots of make check run the suites strict mode changes:
+# KUnit (all of it, one boot) and pagesize_test.
+STRICT_TESTS = killer_tests(VARIANT_TESTS['strict'])
 # The kselftests that change the whole machine; they skip, for the one
 # reason aux_common.h gives, without PERF_AUX_DESTRUCTIVE=1.
 DESTRUCTIVE_TESTS = ('fault_test', 'fragment_test', 'soak_test')
@@ -170,8 +171,7 @@ def variant_run(c, variant: str) -> None:
     """A boot-parameter variant: KUnit and the programs it can change,
     judged case by case in those suites."""
     programs = VARIANT_TESTS[variant]
-    c.run_job('reference', 'arm64-4k', variant, 'perf_aux.tests=' +
-              ','.join(f'perf_aux:{t}' for t in programs))
+    c.run_job('reference', 'arm64-4k', variant, killer_tests(programs))
     suites = ('perf_aux_alloc', 'vmap_granule',
               *(f'perf_aux.{t}' for t in programs))
     if os.path.isfile(expected_file(c, 'arm64-4k', variant)):
@@ -509,7 +509,7 @@ def stock_runs(c, default_args: Optional[List[str]] = None,
 
 # What the custom tree is judged by (stock_expectations): the suites the
 # hook-ups build.
-CUSTOM_TESTS = 'perf_aux.tests=perf_aux:map_test,perf_aux:pagesize_test'
+CUSTOM_TESTS = killer_tests(('map_test', 'pagesize_test'))
 
 
 def custom_tree(c) -> None:
