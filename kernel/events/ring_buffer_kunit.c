@@ -895,6 +895,44 @@ static void aux_alloc_bad_input_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, ctx->nr_req);
 }
 
+/*
+ * perf_mmap() maps the AUX area a page at a time through
+ * perf_mmap_to_page(): each page offset of the area gives its AUX page,
+ * and the first offset past the area none of them.
+ */
+static void aux_mmap_to_page_bounds_test(struct kunit *test)
+{
+	struct aux_alloc_ctx *ctx = test->priv;
+	struct aux_alloc_case c = {
+		.nr_pages = 4, .fail_above = NO_INJECTION, .fail_chunk = -1,
+	};
+	/* Right after a data area of the user page alone (none here). */
+	const unsigned long aux_pgoff = 1;
+	struct page *past;
+	int i, ret;
+
+	ctx->c = &c;
+	ctx->max_req = c.nr_pages * (MAX_PAGE_ORDER + 2);
+	ctx->req = kvcalloc(ctx->max_req, sizeof(*ctx->req), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx->req);
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, aux_kvfree, ctx->req));
+	ret = rb_alloc_aux(ctx->rb, ctx->event, aux_pgoff, c.nr_pages, 0,
+			   RING_BUFFER_WRITABLE);
+	if (ret == -ENOMEM)
+		kunit_skip(test, "no AUX pages to be had");
+	KUNIT_ASSERT_EQ(test, 0, ret);
+	for (i = 0; i < c.nr_pages; i++)
+		KUNIT_EXPECT_PTR_EQ(test, virt_to_page(ctx->rb->aux_pages[i]),
+				    perf_mmap_to_page(ctx->rb, aux_pgoff + i));
+	past = perf_mmap_to_page(ctx->rb, aux_pgoff + c.nr_pages);
+	KUNIT_EXPECT_TRUE_MSG(test, !past,
+			      "the page past the AUX area resolves to %s",
+			      past && page_to_virt(past) == ctx->rb->aux_pages[0] ?
+			      "AUX page 0" : "a page");
+	aux_free_and_check(test, ret);
+}
+
 static struct kunit_case perf_aux_alloc_test_cases[] = {
 	KUNIT_CASE_PARAM(aux_alloc_orders_test, aux_orders_gen_params),
 	KUNIT_CASE(aux_alloc_table_complete_test),
@@ -905,6 +943,7 @@ static struct kunit_case perf_aux_alloc_test_cases[] = {
 	KUNIT_CASE(aux_alloc_setup_fails_test),
 	KUNIT_CASE(aux_alloc_pointer_array_guard_test),
 	KUNIT_CASE(aux_alloc_bad_input_test),
+	KUNIT_CASE(aux_mmap_to_page_bounds_test),
 	{}
 };
 

@@ -42,6 +42,33 @@ def fix_count(root: str) -> int:
     return n
 
 
+def maintainers(src: str, patches: List[str], *which: str) -> List[str]:
+    """What scripts/get_maintainer.pl of SRC names for PATCHES, without
+    git history: WHICH selects (--m: maintainers; --r, --l: reviewers
+    and lists)."""
+    proc = subprocess.run(['perl', 'scripts/get_maintainer.pl', '--nogit',
+                           '--nogit-fallback', '--no-rolestats', '--nom',
+                           '--nor', '--nol', *which, *patches], cwd=src,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          text=True, check=False)
+    return [line for line in records(proc.stdout) if line]
+
+
+def git_am(repo: str, patches: List[str], log: str) -> int:
+    """git am of PATCHES onto REPO's base tag, its output in LOG."""
+    git = ['git', '-C', repo, '-c', 'user.name=perf_aux',
+           '-c', 'user.email=perf_aux@localhost']
+    subprocess.run([*git, 'reset', '-q', '--hard', 'base'], check=True)
+    with open(log, 'wb') as f:
+        rc = subprocess.run([*git, 'am', '-q', *patches], stdout=f,
+                            stderr=subprocess.STDOUT, check=False).returncode
+    if rc:
+        subprocess.run([*git, 'am', '--abort'], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, check=False)
+        print(''.join(read(log).splitlines(True)[:20]), end='', flush=True)
+    return rc
+
+
 def fixes() -> int:
     base = os.environ.get('BASE') or lib.default_base()
     lib.check_base(base)
@@ -57,18 +84,32 @@ def fixes() -> int:
         lib.die('no fix in scripts/series/parts')
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    commits = subprocess.run(
-        ['git', '-C', f'{work}/repo', 'rev-list', '--reverse',
-         'base..perf_aux'], stdout=subprocess.PIPE, text=True,
-        check=True).stdout.split()[:n]
-    for c in commits:
-        tool(['git', '-C', f'{work}/repo', 'format-patch', '-q',
-              '--no-signature', '-o', out, '--start-number',
-              str(len(os.listdir(out)) + 1), '-1', c], check=True)
+    repo = f'{work}/repo'
+    last = subprocess.run(['git', '-C', repo, 'rev-list', '--reverse',
+                           'base..perf_aux'], stdout=subprocess.PIPE,
+                          text=True, check=True).stdout.split()[n - 1]
+    tool(['git', '-C', repo, 'format-patch', '-q', '--no-signature', '-o',
+          out, 'base..' + last], check=True)
     patches = collated(glob.glob(glob.escape(out) + '/*.patch'))
+    # The cover letter, addressed as the base's get_maintainer.pl says.
+    to = maintainers(src, patches, '--m')
+    cc = maintainers(src, patches, '--r', '--l')
+    subprocess.run(['git', '-C', repo, 'branch', '-f', 'fixes', last],
+                   check=True)
+    subprocess.run(['git', '-C', repo, 'config', 'branch.fixes.description',
+                    read(f'{lib.ROOT}/scripts/series/fixes-cover.txt')],
+                   check=True)
+    tool(['git', '-C', repo, 'format-patch', '-q', '--no-signature',
+          '--cover-letter', '--cover-from-description=subject', '-o', out,
+          *[f'--to={a}' for a in to], *[f'--cc={a}' for a in cc],
+          'base..fixes'], check=True)
+    patches = [p for p in collated(glob.glob(glob.escape(out) + '/*.patch'))
+               if not p.endswith('/0000-cover-letter.patch')]
     version = lib.tree_version(src)
     print(f'fixes: {len(patches)} in {os.path.relpath(out, lib.ROOT)} '
-          f'(Linux {version})', flush=True)
+          f'(Linux {version}) and a cover letter to {len(to)} maintainers, '
+          f'cc {len(cc)}', flush=True)
+    result(0 if to else 1, f"cover letter: To: {', '.join(to) or 'nobody'}")
 
     ignore = [] if os.path.isdir(f'{src}/.git') else \
         ['--ignore=UNKNOWN_COMMIT_ID']
@@ -85,23 +126,21 @@ def fixes() -> int:
                else 1, f'checkpatch --strict {os.path.basename(p)}: '
                f"{totals or 'no output'}{note}")
         text = read(p)
+        if '\nSubject: [PATCH' in text and '] selftests' in text:
+            continue
         named = '\n'.join(line[len('Fixes: '):] for line in text.split('\n')
                           if line.startswith('Fixes: '))
         result(0 if FIXES_LINE.search(text) else 1,
                f'{os.path.basename(p)} names the commit it fixes: {named}')
 
-    lib.base_repo(src, f'{work}/fixes-am', f'Linux {base}',
-                  *lib.patched_files(*patches))
-    with open(f'{work}/fixes-am.log', 'wb') as log:
-        rc = subprocess.run(['git', '-C', f'{work}/fixes-am',
-                             '-c', 'user.name=perf_aux',
-                             '-c', 'user.email=perf_aux@localhost',
-                             'am', '-q', *patches], stdout=log,
-                            stderr=subprocess.STDOUT, check=False).returncode
-    if rc:
-        print(''.join(read(f'{work}/fixes-am.log').splitlines(True)[:20]),
-              end='', flush=True)
-    result(rc, f'git am onto pristine Linux {version}: '
+    am = f'{work}/fixes-am'
+    lib.base_repo(src, am, f'Linux {base}', *lib.patched_files(*patches))
+    for p in patches:
+        result(git_am(am, [p], f'{work}/fixes-am.log'),
+               f'git am {os.path.basename(p)} alone onto pristine '
+               f'Linux {version}')
+    result(git_am(am, patches, f'{work}/fixes-am.log'),
+           f'git am onto pristine Linux {version}: '
            f'{len(patches)} of {len(patches)}')
     return 0
 

@@ -8,8 +8,8 @@ The console log goes to LOG.
 
 Usage: scripts/kselftest.sh NAME TARGET VARIANT LOG [KERNEL_ARG...]
 
-KSELFTEST_TARGETS: the selftest collections to install (perf_aux; the
-mutant runs add the peer perf_events).
+KSELFTEST_TARGETS: the selftest collections to install (perf_aux and
+perf_events, of which the boot runs mmap_accounting unless told which).
 KSELFTEST_ROOTFS=DIR: boot the Debian root filesystem DIR instead (scripts/
 deps.sh testdefs), the kselftests where KernelCI's root filesystems have
 them, test-definitions' files from TESTDEFS_DIR, and scripts/initramfs/
@@ -328,7 +328,7 @@ def kselftest(name: str, target: str, variant: str, log: str,
         perf = perf_files(perf_root, f'{b.cross}readelf')
 
     stage(f'build kselftests {name}-{target}', selftests, b,
-          os.environ.get('KSELFTEST_TARGETS') or 'perf_aux')
+          os.environ.get('KSELFTEST_TARGETS') or 'perf_aux perf_events')
     rootfs = os.environ.get('KSELFTEST_ROOTFS')
     if rootfs:
         initrd = os.path.join(b.build, 'initramfs-rootfs.cpio.gz')

@@ -335,6 +335,9 @@ def add_part(s: Series, repo: str, n: int, part: Part, who: str) -> None:
     """Commit N of the series: PART's hook-up and files."""
     if part.hook != '-':
         patches = part_patches(s, part.hook)
+        if not patches and part.hook.startswith('reference/'):
+            # A fix this base does not need (the bug came later).
+            return
         if not patches:
             shell.die(f'series part {n}: no patch {part.hook} in {s.hookup}')
         if len(patches) > 1:

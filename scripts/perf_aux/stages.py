@@ -21,6 +21,7 @@ from . import lib
 from .mutants import killer_tests
 from .files import cat, collated, read
 from .shell import tool
+from perf_aux_results.expected import cases as expected_cases
 
 # make check's stock boot: the kselftests whose outcome large vmap
 # changes, and the trace through the mapping, perf's among it; the rest (teardown, soak,
@@ -28,7 +29,20 @@ from .shell import tool
 # on the stock kernel in make check-full.
 STOCK_QUICK_TESTS = ('perf_aux.tests=perf_aux:map_test,perf_aux:pagesize_test,'
                      'perf_aux:integrity_test,perf_aux:wrap_test,'
-                     'perf_aux:perf_tool_test')
+                     'perf_aux:perf_tool_test,perf_aux:aux_contract_test,'
+                     'perf_events:mmap_accounting')
+# The cases that pin a fix of the reference kernels, each by the fix's
+# patch name in scripts/patches/<base>/reference: on a stock kernel of a
+# base whose reference carries the fix the case fails, elsewhere it passes.
+CHARGE_FIX = 'perf-core-charge-a-mapped-buffer-s-pages-once'
+PINNED = (('perf_aux_alloc', 'aux_alloc_first_page_fails_test',
+           'perf-aux-free-the-AUX-page-array'),
+          ('perf_aux_alloc', 'aux_mmap_to_page_bounds_test',
+           'perf-core-resolve-no-AUX-page-past-the-AUX-area'),
+          ('perf_aux.aux_contract_test',
+           'global.aux_area_mapped_again_charged_once', CHARGE_FIX),
+          ('perf_events.mmap_accounting',
+           'global.data_area_mapped_again_charged_once', CHARGE_FIX))
 REFERENCE_VARIANTS = ('default', 'strict', 'nohugevmalloc', 'hugetlb', 'smp')
 # The full tier's boots of a variant that only a boot parameter makes
 # (the default boot's build): the kselftest programs whose outcome the
@@ -455,10 +469,8 @@ def stock_expectations(c) -> None:
     """What a kernel without large vmap (c.res) must give: the AUX
     allocator and map suites pass, the granule suites skip with the one
     reason."""
-    # Stock leaks the page array when no AUX page was had (reference
-    # 0004): that case, and only it, fails there by design.
-    c.expect(c.res, 'perf_aux_alloc', '--min-passed', '30', '--no-failure',
-             '--allow-failing', 'aux_alloc_first_page_fails_test')
+    # The cases pinning the reference's perf fixes fail there by design.
+    pinned_failures(c, 'perf_aux_alloc', '--min-passed', '30')
     c.expect(c.res, 'perf_aux.map_test', '--min-passed', '30', '--no-failure')
     for suite in ('vmap_granule', 'perf_aux.pagesize_test'):
         c.expect(c.res, suite, '--no-failure', '--min-skipped', '1',
@@ -481,6 +493,29 @@ def stock_differs(c) -> None:
               f'results ({n} cases differ, as without large vmap they must)')
 
 
+def pinned_failures(c, suite: str, *args: str) -> None:
+    """SUITE on the stock kernel (c.res) as ARGS say of it (results.py
+    expect), none of its cases failing but those of PINNED; each of those
+    failed where the base's reference kernel carries the fix it pins and
+    passed elsewhere.  A suite the base does not build, needing none of
+    its fixes, is left out."""
+    fixes = ' '.join(os.listdir(f'{c.root}/scripts/patches/{c.base}/reference'))
+    got = expected_cases(c.res, {suite})
+    pinned = [(case, fix) for s, case, fix in PINNED if s == suite]
+    if not got and not any(fix in fixes for _, fix in pinned):
+        return
+    allowed = []
+    for case, fix in pinned:
+        want = 'FAILURE' if fix in fixes else 'SUCCESS'
+        status = got.get(f'{suite}.{case}', 'missing')
+        c.verdict(0 if status == want else 1,
+                  f'{c.name(c.res)}: {suite}.{case} {status}, '
+                  f"{'as without' if want == 'FAILURE' else 'needing no'} "
+                  f'{fix}')
+        allowed += ['--allow-failing', case.rsplit('.', 1)[-1]]
+    c.expect(c.res, suite, '--no-failure', *args, *allowed)
+
+
 def stock_runs(c, default_args: Optional[List[str]] = None,
                strict_args: Optional[List[str]] = None) -> None:
     """Stock kernels have the AUX allocator change (6.16; Debian
@@ -498,6 +533,8 @@ def stock_runs(c, default_args: Optional[List[str]] = None,
                  '--no-failure')
         perf_expectations(c, 'arm64-4k')
     stock_differs(c)
+    pinned_failures(c, 'perf_aux.aux_contract_test')
+    pinned_failures(c, 'perf_events.mmap_accounting')
     c.run_job('stock', 'arm64-4k', 'strict', *(strict_args or [STRICT_TESTS]))
     c.expect(c.res, 'vmap_granule', '--failure')
     c.expect(c.res, 'perf_aux.pagesize_test', '--failure')

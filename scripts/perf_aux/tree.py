@@ -47,7 +47,8 @@ OVERLAY = ('kernel/events/ring_buffer_kunit.c',
            'kernel/events/ring_buffer_kunit_orders.h',
            'kernel/events/ring_buffer_kunit.kunitconfig',
            'lib/test_aux_pmu.c', 'mm/tests',
-           'tools/testing/selftests/perf_aux')
+           'tools/testing/selftests/perf_aux',
+           'tools/testing/selftests/perf_events/mmap_accounting.c')
 USAGE = 'usage: kernel-tree.sh NAME [MUTANT.patch]'
 RECIPE = '.perf_aux-recipe'
 # The tree names a new tree may start from, in order of preference.

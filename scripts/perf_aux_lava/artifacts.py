@@ -16,8 +16,9 @@ from .common import ROOT
 # Suites of the direct run the jobs do not run, left out where the two are
 # compared: lib/test_vmalloc.c's vmap benchmark, whose run_test_mask bit
 # make run finds in the tree it builds (perf_aux.lib), while lava-jobs'
-# jobs boot with run_test_mask=0.
-DIRECT_ONLY = ('test_vmalloc',)
+# jobs boot with run_test_mask=0; the perf_events test of perf's fixes,
+# outside the perf_aux collection the jobs run.
+DIRECT_ONLY = ('test_vmalloc', 'perf_events.mmap_accounting')
 OVERLAY_OPTIONS = ('PCI_HOST_GENERIC', 'VIRTIO_PCI', 'VIRTIO_BLK', 'EXT4_FS',
                    'EXT4_USE_FOR_EXT2')
 

@@ -17,14 +17,19 @@
  *  - AUX mmap() requests at every boundary of perf_mmap() and
  *    perf_mmap_aux() (kernel/events/core.c) get their EINVAL and leave
  *    nothing mapped: no VMA in /proc/self/maps, no vmap in
- *    /proc/vmallocinfo.
+ *    /proc/vmallocinfo;
+ *  - an AUX area is charged to its user's locked_vm once, however often
+ *    it is mapped again.
  */
 #include <errno.h>
+#include <grp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "../kselftest_harness.h"
 #include "aux_trace.h"
@@ -711,6 +716,91 @@ TEST_F(bounds, second_aux_mapping_other_size)
 	munmap(again, len);
 	munmap(first, len);
 	bounds_still_maps(_metadata, &self->b);
+}
+
+/* A user no process runs as: its locked_vm starts at 0 and dies with us. */
+#define CHARGE_UID_BASE 1500000000u
+/* The data area beside it: the user page and one data page. */
+#define CHARGE_DATA_PAGES 2
+
+/* Both areas of a new event of PMU @type, or -errno. */
+static int charge_buffer_map(struct aux_buffer *b, int type,
+			     unsigned long aux_pages)
+{
+	memset(b, 0, sizeof(*b));
+	b->fd = aux_event_open(type, 0);
+	if (b->fd < 0)
+		return -errno;
+	b->data_size = CHARGE_DATA_PAGES * page_size();
+	b->base = mmap(NULL, b->data_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       b->fd, 0);
+	if (b->base == MAP_FAILED) {
+		b->base = NULL;
+		return -errno;
+	}
+	return aux_area_map(b, aux_pages, false);
+}
+
+/*
+ * The AUX area mapped again and again, each extra mapping unmapped, by an
+ * unprivileged user with RLIMIT_MEMLOCK at 0: the charge of the first
+ * mapping is all that is taken, and all of it comes back when the last
+ * mapping goes, so the same buffer maps again afterwards.  A charge left
+ * behind makes that fail with EPERM.
+ */
+TEST(aux_area_mapped_again_charged_once)
+{
+	struct rlimit none = { 0, 0 };
+	uid_t uid = CHARGE_UID_BASE + getpid() % 1000000;
+	int type = pmu_type(aux_pmu_names[CAPS_LARGE]);
+	long kb = sysctl_read("/proc/sys/kernel/perf_event_mlock_kb");
+	long limit, pages, i, rounds;
+	struct aux_buffer b;
+	void *again;
+	int ret;
+
+	if (type < 0)
+		SKIP(return, NO_TEST_PMU);
+	if (geteuid())
+		SKIP(return, "needs root to run as a new unprivileged user");
+	if (sysctl_read("/proc/sys/kernel/perf_event_paranoid") < 0)
+		SKIP(return, "perf_event_paranoid below 0 lifts the limit");
+	/* What perf_mmap() charges to locked_vm before RLIMIT_MEMLOCK. */
+	limit = kb / (page_size() / 1024) * sysconf(_SC_NPROCESSORS_ONLN);
+	/* The largest AUX area that fits beside the data area. */
+	for (pages = 1; CHARGE_DATA_PAGES + 2 * pages <= limit; pages *= 2)
+		;
+	if (CHARGE_DATA_PAGES + pages > limit)
+		SKIP(return, "perf_event_mlock_kb allows no AUX buffer");
+	rounds = 2 * limit / pages + 2;
+
+	ASSERT_EQ(0, setgroups(0, NULL));
+	ASSERT_EQ(0, setgid(uid));
+	ASSERT_EQ(0, setuid(uid));
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &none));
+
+	ret = charge_buffer_map(&b, type, pages);
+	if (b.fd < 0 && (ret == -EACCES || ret == -EPERM))
+		SKIP(return, "perf_event_paranoid forbids unprivileged events");
+	ASSERT_EQ(0, ret);
+	for (i = 0; i < rounds; i++) {
+		again = mmap(NULL, b.aux_size, PROT_READ | PROT_WRITE,
+			     MAP_SHARED, b.fd, b.data_size);
+		ASSERT_NE(MAP_FAILED, again);
+		ASSERT_EQ(0, munmap(again, b.aux_size));
+	}
+	aux_buffer_unmap(&b);
+	ASSERT_EQ(0, close(b.fd));
+
+	/* Nothing is mapped: the whole allowance is the user's again. */
+	ret = charge_buffer_map(&b, type, pages);
+	ASSERT_EQ(0, ret)
+	{
+		TH_LOG("a %ld-page AUX area after %ld extra mappings",
+		       pages, rounds);
+	}
+	aux_buffer_unmap(&b);
+	ASSERT_EQ(0, close(b.fd));
 }
 
 TEST_HARNESS_MAIN
