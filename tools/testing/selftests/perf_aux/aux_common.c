@@ -216,8 +216,8 @@ int get_order_ul(unsigned long bytes)
 }
 
 /*
- * The chunk orders rb_alloc_aux() hands out when no allocation fails
- * (../shared upstream notes §A.3): order 0 without a large capability; else
+ * The chunk orders rb_alloc_aux() hands out when no allocation fails:
+ * order 0 without a large capability; else
  * up to get_order(watermark) in normal mode (the watermark defaults to half
  * the buffer) and ilog2(nr_pages) in snapshot mode, each chunk
  * min(ceiling, ilog2(pages missing)), at most MAX_PAGE_ORDER.  Returns the
@@ -522,8 +522,8 @@ int buddy_room_order(unsigned long pages, int top)
 
 /*
  * buddy_room_order(), after one compaction if the buddy lists are short of
- * @top: a guest whose large blocks were split at boot (page cache, a LAVA
- * overlay unpacked into RAM) gets them back, so that a test skips for want
+ * @top: a guest whose large blocks were split at boot (page cache, a test
+ * framework's overlay unpacked into RAM) gets them back, so that a test skips for want
  * of memory only when there is none.  Without CONFIG_COMPACTION nothing
  * is compacted.
  */

@@ -53,7 +53,7 @@ static inline int sys_perf_event_open(struct perf_event_attr *attr,
 
 static inline int ilog2_ul(unsigned long v)
 {
-	return 63 - __builtin_clzl(v);
+	return (int)(8 * sizeof(v)) - 1 - __builtin_clzl(v);
 }
 
 int pmu_type(const char *name);

@@ -4,8 +4,7 @@
  * line is fields "key=value" separated by spaces, in any order; keys this
  * reader does not know are skipped, so the module may report more.  Also
  * what the allocation and mapping rules allow for the chunks it reports.
- * It needs no perf event: the host tests (scripts/tests/test_aux_report.py)
- * build it alone.
+ * It needs no perf event, so it also builds alone, for tests on the host.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -206,7 +205,7 @@ unsigned long chunk_entries(const int *orders, int n, unsigned long pmd_pages,
 /* ilog2() of @v, which is not 0. */
 static int report_ilog2(unsigned long v)
 {
-	return 63 - __builtin_clzl(v);
+	return (int)(8 * sizeof(v)) - 1 - __builtin_clzl(v);
 }
 
 /*

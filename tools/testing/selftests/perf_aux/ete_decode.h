@@ -17,8 +17,8 @@
  * which a snapshot says with "format=source_data": one source, no trace IDs
  * in the data.  perf decodes such buffers the same way (OCSD_TRC_SRC_SINGLE).
  *
- * The code is in ete_decode.c, linked into hw_trace_test and into the host
- * tests' scripts/tests/ete_decode_host.c.
+ * The code is in ete_decode.c, linked into hw_trace_test; it builds on the
+ * host too.
  */
 #ifndef PERF_AUX_ETE_DECODE_H
 #define PERF_AUX_ETE_DECODE_H

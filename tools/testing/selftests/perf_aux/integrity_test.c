@@ -167,7 +167,8 @@ FIXTURE_SETUP(integrity)
 	self->kmsg = kmsg_open_at_end();
 	/*
 	 * NO_SG chunks of the rule's order or nothing: memory an earlier
-	 * program fragmented (or a LAVA overlay) may have no such block left.
+	 * program fragmented (or a test framework's overlay) may have no such
+	 * block left.
 	 */
 	aux_model_orders(variant->caps, false, pages, 0, &top, 1);
 	if (variant->caps == CAPS_NOSG)

@@ -164,8 +164,8 @@ FIXTURE_SETUP(aux_map)
 	}
 	/*
 	 * Whether the buddy lists can give the whole buffer at the rule's
-	 * first order: a guest that ran other tests first (a LAVA job's, with
-	 * its overlay in the ramdisk) may be short of MAX_PAGE_ORDER blocks
+	 * first order: a guest that ran other tests first (a test framework's,
+	 * with its overlay in the ramdisk) may be short of MAX_PAGE_ORDER blocks
 	 * even after a compaction.
 	 */
 	aux_model_orders(variant->caps, variant->snapshot, self->nr_pages, 0,

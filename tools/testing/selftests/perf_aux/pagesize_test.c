@@ -229,7 +229,7 @@ static unsigned long least_entries(unsigned long pages, unsigned long pmd_pages,
 	return n + pages;
 }
 
-/* One line per buffer, parsed by scripts/perf_aux_results/granule_svg.py. */
+/* One line per buffer: the granule of each page, for tools to draw. */
 #define GRANULE_MAP \
 	"granule_map pmu=%s pages=%d snapshot=%d page_size=%ld pmd_pages=%lu cont_pages=%lu map=%s"
 
@@ -245,7 +245,7 @@ TEST_F(aux_pagesize, vmap_in_vmallocinfo)
 	       self->report.cont, self->report.pte,
 	       least_entries(self->size / page_size(), pmd_bytes() / page_size(),
 			     self->report.cont_pages));
-	/* For the acceptance report's pictures (scripts/results.py). */
+	/* The granule of each page, for tools to draw. */
 	if (self->report.map[0])
 		TH_LOG(GRANULE_MAP, self->report.pmu, self->report.pages,
 		       self->report.snapshot, page_size(),

@@ -197,7 +197,7 @@ TEST_F_TIMEOUT(soak, trace_churn_and_faults, SOAK_MAX_SECONDS + 600)
 			TH_LOG("CPU %d: no buffer traced through (%llu busy)",
 			       tr[i].cpu, (unsigned long long)tr[i].busy);
 	}
-	/* One line each, for make soak's summary (scripts/soak.sh). */
+	/* One line each, for a summary of the run. */
 	TH_LOG("soak: %.0f s, %d CPUs, %llu bytes checked, %llu wraps",
 	       soak_seconds(), cpus, (unsigned long long)bytes,
 	       (unsigned long long)wraps);

@@ -93,10 +93,9 @@ static int tc_fail(struct trace_check *res, size_t offset, const char *error)
  *
  * The stream must be whole records, each ending with END or TIMESTAMP.
  * Padding (0x00 or an alignment packet) may come between records and also
- * inside one: recorded SPE data pads before the TIMESTAMP of a record
- * (scripts/tests/test_data/trace/). A record cut short by the end of the
- * buffer is accepted only when @partial is set: data was lost, or the buffer
- * filled, in the middle of a record.
+ * inside one: recorded SPE data pads before the TIMESTAMP of a record.  A
+ * record cut short by the end of the buffer is accepted only when @partial
+ * is set: data was lost, or the buffer filled, in the middle of a record.
  *
  * Return: 0 when the stream is valid, -1 otherwise (see @res->error).
  */

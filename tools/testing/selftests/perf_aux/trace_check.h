@@ -6,7 +6,7 @@
  * checkers say whether the bytes of one PERF_RECORD_AUX do.
  *
  * Plain C (no libc beyond <string.h>) so that any selftest can link
- * trace_check.c, and so can the host tests in scripts/tests/.
+ * trace_check.c, and so can tests built for the host.
  */
 #ifndef PERF_AUX_TRACE_CHECK_H
 #define PERF_AUX_TRACE_CHECK_H
