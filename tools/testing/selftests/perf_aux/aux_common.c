@@ -96,17 +96,18 @@ static void __attribute__((constructor)) aux_pmu_module_load(void)
 {
 	if (pmu_type(aux_pmu_names[CAPS_NONE]) >= 0)
 		return;
+	/* Said at the end: nothing may come before the TAP header. */
 	if (system("modprobe -q test_aux_pmu 2>/dev/null") == 0 &&
-	    pmu_type(aux_pmu_names[CAPS_NONE]) >= 0) {
+	    pmu_type(aux_pmu_names[CAPS_NONE]) >= 0)
 		aux_pmu_module_loaded = true;
-		ksft_print_msg("test_aux_pmu: module loaded\n");
-	}
 }
 
 static void __attribute__((destructor)) aux_pmu_module_unload(void)
 {
-	if (aux_pmu_module_loaded &&
-	    system("modprobe -q -r test_aux_pmu 2>/dev/null"))
+	if (!aux_pmu_module_loaded)
+		return;
+	ksft_print_msg("test_aux_pmu: module loaded for this program\n");
+	if (system("modprobe -q -r test_aux_pmu 2>/dev/null"))
 		ksft_print_msg("test_aux_pmu: modprobe -r failed\n");
 }
 

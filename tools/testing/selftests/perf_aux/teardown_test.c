@@ -182,6 +182,38 @@ static int cpu_online(int cpu, long on)
 }
 
 /*
+ * Brings @cpu back online once this process is gone, however it ends (a
+ * failed assertion, the harness's timeout, a kill): a child of its own
+ * session that waits for the end of a pipe only this process writes to.
+ * Made before any event is opened, so that it holds none.  The pipe's
+ * write end, or -1.
+ */
+static int cpu_online_guard(int cpu)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		close(fds[1]);
+		setsid();
+		while (read(fds[0], &c, 1) > 0)
+			;
+		cpu_online(cpu, 1);
+		_exit(0);
+	}
+	close(fds[0]);
+	if (pid < 0) {
+		close(fds[1]);
+		return -1;
+	}
+	return fds[1];
+}
+
+/*
  * The traced CPU goes offline while its buffer is written: perf detaches
  * the CPU's events for good, so generation stops there, and what was
  * written up to then checks out.  Back online, a new event on the CPU
@@ -191,10 +223,12 @@ TEST_F_TIMEOUT(teardown, cpu_offline_while_writing, 180)
 {
 	struct trace_consumer tc, again;
 	uint64_t before, after;
-	int cpu = hotplug_cpu(), ret;
+	int cpu = hotplug_cpu(), guard, ret;
 
 	if (cpu < 0)
 		SKIP(return, NO_HOTPLUG);
+	guard = cpu_online_guard(cpu);
+	ASSERT_LE(0, guard);
 	ASSERT_EQ(0, writing(&tc, self->pages, cpu));
 	ASSERT_EQ(0, trace_consume(&tc, 0, 1, 60))
 		TH_LOG("%s", tc.err);
@@ -219,6 +253,7 @@ TEST_F_TIMEOUT(teardown, cpu_offline_while_writing, 180)
 	EXPECT_EQ(0, ret)
 		TH_LOG("CPU %d back online: %s", cpu, again.err);
 	trace_close(&again);
+	close(guard);
 }
 
 TEST_F(teardown, threads_map_and_unmap)
