@@ -8,9 +8,10 @@
 #              and the kill matrix (on BASE)
 # make series  the suite as a patch series for BASE (default mainline), with
 #              a cover letter, in out/series/<base>/
-# make fixes   the fixes the series carries first, each a patch of its own
-#              against the pristine base, checked (checkpatch, git am), in
-#              out/fixes/<base>/
+# make fixes   the fixes the series carries first and the tests that go
+#              with them, each a patch of its own against the pristine
+#              base, checked (checkpatch, git am alone), with a cover letter
+#              to whom get_maintainer.pl names, in out/fixes/<base>/
 # make expected  rewrites scripts/expected/<base>/ (the reference kernels'
 #              expected results, case by case, that make check judges them
 #              by) from the reference runs of BASE in out/results, and

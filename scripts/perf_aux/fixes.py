@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """make fixes (scripts/fixes.sh runs this module).
 
-The fixes the series carries first (the parts of scripts/series/parts
-whose patch is one of the base's by path), each as a patch of its own
-against the pristine source of BASE, for the maintainer of the code it
-fixes to take without the tests.  The patches go to out/fixes/<base>/,
-each checked as that maintainer would: "ok -"/"not ok -" lines for
-checkpatch.pl --strict (the base's own) and git am onto the pristine
-base.
+The fixes the series carries first and the selftest that goes with them
+(the parts of scripts/series/parts whose patch is one of the base's by
+path), each as a patch of its own against the pristine source of BASE, for
+the maintainers of the code they fix to take without the suite, with a
+cover letter addressed as the base's get_maintainer.pl says.  The patches
+go to out/fixes/<base>/, each checked as a maintainer would: "ok -"/
+"not ok -" lines for checkpatch.pl --strict (the base's own), a Fixes: tag
+(the fixes, not the test) and git am of each alone, then of all, onto the
+pristine base.
 
 Usage: BASE=7.3 scripts/fixes.sh
 """
