@@ -24,7 +24,8 @@ from typing import List, Optional
 
 from . import lib, shell
 from .files import collated, read, records
-from .shell import tool
+from .series import checkpatch_clean, checkpatch_line, checkpatch_totals
+from .shell import tool, tool_output
 
 FIXES_LINE = re.compile(r'^Fixes: [0-9a-f]{12} \("', re.M)
 
@@ -48,11 +49,10 @@ def maintainers(src: str, patches: List[str], *which: str) -> List[str]:
     """What scripts/get_maintainer.pl of SRC names for PATCHES, without
     git history: WHICH selects (--m: maintainers; --r, --l: reviewers
     and lists)."""
-    proc = subprocess.run(['perl', 'scripts/get_maintainer.pl', '--nogit',
-                           '--nogit-fallback', '--no-rolestats', '--nom',
-                           '--nor', '--nol', *which, *patches], cwd=src,
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                          text=True, check=False)
+    proc = tool_output(['perl', 'scripts/get_maintainer.pl', '--nogit',
+                        '--nogit-fallback', '--no-rolestats', '--nom', '--nor',
+                        '--nol', *which, *patches], cwd=src,
+                       stderr=subprocess.DEVNULL)
     return [line for line in records(proc.stdout) if line]
 
 
@@ -90,12 +90,13 @@ def fixes() -> int:
     last = subprocess.run(['git', '-C', repo, 'rev-list', '--reverse',
                            'base..perf_aux'], stdout=subprocess.PIPE,
                           text=True, check=True).stdout.split()[n - 1]
-    tool(['git', '-C', repo, 'format-patch', '-q', '--no-signature', '-o',
-          out, 'base..' + last], check=True)
-    patches = collated(glob.glob(glob.escape(out) + '/*.patch'))
-    # The cover letter, addressed as the base's get_maintainer.pl says.
-    to = maintainers(src, patches, '--m')
-    cc = maintainers(src, patches, '--r', '--l')
+    # The cover letter, addressed as the base's get_maintainer.pl says of
+    # the whole change.
+    diff = f'{work}/fixes.diff'
+    tool(['git', '-C', repo, 'diff', 'base', last],
+         log=diff, check=True)
+    to = maintainers(src, [diff], '--m')
+    cc = maintainers(src, [diff], '--r', '--l')
     subprocess.run(['git', '-C', repo, 'branch', '-f', 'fixes', last],
                    check=True)
     subprocess.run(['git', '-C', repo, 'config', 'branch.fixes.description',
@@ -115,21 +116,18 @@ def fixes() -> int:
 
     ignore = [] if os.path.isdir(f'{src}/.git') else \
         ['--ignore=UNKNOWN_COMMIT_ID']
+    note = ' (Fixes: id not looked up: no git history)' if ignore else ''
     for p in patches:
-        proc = subprocess.run(['perl', 'scripts/checkpatch.pl', '--strict',
-                               *ignore, p], cwd=src, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True,
-                              errors='surrogateescape', check=False)
-        totals = '\n'.join(line[len('total: '):]
-                           for line in proc.stdout.split('\n')
-                           if line.startswith('total: '))
-        note = ' (Fixes: id not looked up: no git history)' if ignore else ''
-        result(0 if totals.startswith('0 errors, 0 warnings, 0 checks, ')
-               else 1, f'checkpatch --strict {os.path.basename(p)}: '
-               f"{totals or 'no output'}{note}")
-        text = read(p)
-        if '\nSubject: [PATCH' in text and '] selftests' in text:
+        totals = checkpatch_totals(tool_output(
+            ['perl', 'scripts/checkpatch.pl', '--strict', *ignore, p],
+            cwd=src, stderr=subprocess.STDOUT).stdout)
+        result(0 if checkpatch_clean(totals) else 1,
+               checkpatch_line(p, totals) + note)
+        # A test of the fixes (and its MAINTAINERS line) names no commit.
+        if all(f == 'MAINTAINERS' or f.startswith('tools/testing/selftests/')
+               for f in lib.patched_files(p)):
             continue
+        text = read(p)
         named = '\n'.join(line[len('Fixes: '):] for line in text.split('\n')
                           if line.startswith('Fixes: '))
         result(0 if FIXES_LINE.search(text) else 1,
