@@ -216,37 +216,15 @@ int get_order_ul(unsigned long bytes)
 	return pages <= 1 ? 0 : ilog2_ul(pages - 1) + 1;
 }
 
-/*
- * The chunk orders rb_alloc_aux() hands out when no allocation fails:
- * order 0 without a large capability; else
- * up to get_order(watermark) in normal mode (the watermark defaults to half
- * the buffer) and ilog2(nr_pages) in snapshot mode, each chunk
- * min(ceiling, ilog2(pages missing)), at most MAX_PAGE_ORDER.  Returns the
- * number of chunks written to @orders.
- */
-int aux_model_orders(enum aux_caps caps, bool snapshot, unsigned long nr_pages,
-		     unsigned long watermark, int *orders, int max)
+/* The order of the chunks @chunk names for a buffer of @nr_pages pages. */
+int aux_chunk_order(enum aux_chunk chunk, unsigned long nr_pages)
 {
-	int ceiling = 0, n = 0, order, max_order = max_page_order();
-	unsigned long left = nr_pages;
+	int order = ilog2_ul(nr_pages) - (chunk == CHUNK_HALF);
+	int max = max_page_order();
 
-	if (caps != CAPS_NONE) {
-		if (snapshot)
-			ceiling = ilog2_ul(nr_pages);
-		else
-			ceiling = get_order_ul(watermark ? watermark :
-					       nr_pages * page_size() / 2);
-	}
-	while (left && n < max) {
-		order = ilog2_ul(left);
-		if (order > ceiling)
-			order = ceiling;
-		if (order > max_order)
-			order = max_order;
-		orders[n++] = order;
-		left -= 1UL << order;
-	}
-	return n;
+	if (chunk == CHUNK_PAGE || order < 0)
+		return 0;
+	return order < max ? order : max;
 }
 
 /*

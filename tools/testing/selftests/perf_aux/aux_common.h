@@ -83,8 +83,17 @@ int buddy_free(unsigned long *nr);
 unsigned long buddy_free_from(const unsigned long *nr, int n, int order);
 int buddy_room_order(unsigned long pages, int top);
 int buddy_room_order_compact(unsigned long pages, int top);
-int aux_model_orders(enum aux_caps caps, bool snapshot, unsigned long nr_pages,
-		     unsigned long watermark, int *orders, int max);
+
+/*
+ * The chunks a power-of-two AUX buffer gets, as commit 18049c8cff9c
+ * ("perf/aux: Allocate non-contiguous AUX pages by default") states the
+ * rule: single pages without PREFER_LARGE or NO_SG; otherwise chunks as
+ * large as the watermark, which defaults to half the buffer, in normal
+ * mode, and the whole buffer in snapshot mode; none above MAX_PAGE_ORDER.
+ * A caller names which for each of its buffers.
+ */
+enum aux_chunk { CHUNK_PAGE, CHUNK_HALF, CHUNK_WHOLE };
+int aux_chunk_order(enum aux_chunk chunk, unsigned long nr_pages);
 
 /* The synthetic PMUs' vmap() call site, as /proc/vmallocinfo names it. */
 #define AUX_VMAP_CALLER "aux_test_setup_aux"

@@ -179,10 +179,7 @@ TEST_F_TIMEOUT(fault, every_order_falls_back, 120)
 	for (order = max; order >= 1; order--) {
 		pages = pages_below(self->pages, order);
 		/* The watermark is the buffer: chunks may be as large. */
-		n = aux_model_orders(CAPS_LARGE, false, pages,
-				     pages * page_size(), orders, pages);
-		ASSERT_LT(0, n);
-		ceiling = orders[0];
+		ceiling = aux_chunk_order(CHUNK_WHOLE, pages);
 		fd = aux_event_open(self->type, pages * page_size());
 		ASSERT_LE(0, fd);
 		ASSERT_EQ(0, aux_data_map(&b, fd));
@@ -249,7 +246,7 @@ static int map_after_singles(struct trace_consumer *tc, unsigned long pages,
 	if (ret)
 		return ret;
 	/* The default watermark, half the buffer, is the ceiling. */
-	ceiling = get_order_ul(pages * page_size() / 2);
+	ceiling = aux_chunk_order(CHUNK_HALF, pages);
 	ret = fault_attr(FAIL_PAGE_ALLOC, "min-order", 1) ?:
 	      fault_attr(FAIL_PAGE_ALLOC, "times", singles * ceiling) ?:
 	      fault_attr(FAIL_PAGE_ALLOC, "space", 0) ?:

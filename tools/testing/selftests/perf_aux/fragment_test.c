@@ -470,9 +470,7 @@ TEST_F_TIMEOUT(fragment, prefer_large_falls_back_order_by_order, FRAG_TIMEOUT)
 	ret = map_fragmented(_metadata, fr, &b, &r);
 	ASSERT_EQ(0, ret)
 		TH_LOG("mapping %lu pages: %s", fr->pages, strerror(-ret));
-	n = aux_model_orders(CAPS_LARGE, false, fr->pages, 0, orders,
-			     fr->pages);
-	ceiling = orders[0];
+	ceiling = aux_chunk_order(CHUNK_HALF, fr->pages);
 	n = aux_chunks_check(r.chunks, fr->pages, ceiling,
 			     fr->max_order + 1, fr->floor, orders,
 			     fr->pages, &fallbacks, why, sizeof(why));

@@ -170,7 +170,8 @@ FIXTURE_SETUP(integrity)
 	 * program fragmented (or a test framework's overlay) may have no such
 	 * block left.
 	 */
-	aux_model_orders(variant->caps, false, pages, 0, &top, 1);
+	top = aux_chunk_order(variant->caps == CAPS_NONE ? CHUNK_PAGE :
+			      CHUNK_HALF, pages);
 	if (variant->caps == CAPS_NOSG)
 		room = buddy_room_order_compact(pages, top);
 	ret = trace_open(&self->tc, variant->caps, &cfg, pages, false,

@@ -100,40 +100,49 @@ FIXTURE_VARIANT(aux_pagesize) {
 	int pmds;		/* buffer size in PMDs; 0: half a PMD */
 	int mib;		/* or in MiB, when set */
 	bool snapshot;
+	enum aux_chunk chunk;	/* what the rule gives each chunk */
 };
 
 /* clang-format off */
 FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_half_pmd) {
 	.caps = CAPS_LARGE, .pmds = 0,
+	.chunk = CHUNK_HALF,
 };
 
 FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_2pmd) {
 	.caps = CAPS_LARGE, .pmds = 2,
+	.chunk = CHUNK_HALF,
 };
 
 FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_4pmd) {
 	.caps = CAPS_LARGE, .pmds = 4,
+	.chunk = CHUNK_HALF,
 };
 
 /* The largest buffer a 1 GiB guest maps comfortably. */
 FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_256m) {
 	.caps = CAPS_LARGE, .mib = 256,
+	.chunk = CHUNK_HALF,
 };
 
 FIXTURE_VARIANT_ADD(aux_pagesize, large_snapshot_pmd) {
 	.caps = CAPS_LARGE, .pmds = 1, .snapshot = true,
+	.chunk = CHUNK_WHOLE,
 };
 
 FIXTURE_VARIANT_ADD(aux_pagesize, large_snapshot_2pmd) {
 	.caps = CAPS_LARGE, .pmds = 2, .snapshot = true,
+	.chunk = CHUNK_WHOLE,
 };
 
 FIXTURE_VARIANT_ADD(aux_pagesize, nosg_snapshot_pmd) {
 	.caps = CAPS_NOSG, .pmds = 1, .snapshot = true,
+	.chunk = CHUNK_WHOLE,
 };
 
 FIXTURE_VARIANT_ADD(aux_pagesize, none_rw_2pmd) {
 	.caps = CAPS_NONE, .pmds = 2,
+	.chunk = CHUNK_PAGE,
 };
 
 /* clang-format on */
@@ -169,8 +178,7 @@ FIXTURE_SETUP(aux_pagesize)
 	self->fd = aux_event_open(type, 0);
 	ASSERT_LE(0, self->fd);
 	/* A guest short of blocks of the rule's first order: as map_test. */
-	aux_model_orders(variant->caps, variant->snapshot,
-			 self->size / page_size(), 0, &top, 1);
+	top = aux_chunk_order(variant->chunk, self->size / page_size());
 	room = buddy_room_order_compact(self->size / page_size(), top);
 	ret = aux_buffer_map(&self->buf, self->fd, self->size / page_size(),
 			     variant->snapshot);
