@@ -5,7 +5,7 @@ Installs the Debian packages the pipeline needs for the given targets, and
 fetches the target's static busybox (for the kselftest initramfs) into the
 cache.  Only what is missing is installed, so a second run costs a second.
 
-Usage: scripts/deps.sh TARGET|lava|lab|base-BASE|perf-BASE|testdefs...
+Usage: scripts/deps.sh TARGET|lava|lab|kunitpy|base-BASE|perf-BASE|testdefs...
 
 "testdefs" unpacks a Debian (trixie) arm64 root filesystem for
 test-definitions' kselftest runner into $PERF_AUX_CACHE/rootfs (an arm64
@@ -51,6 +51,11 @@ COMMON = ('bc bison flex libelf-dev libssl-dev ccache cpio gcc make xz-utils '
           'python3-jinja2').split()
 ARM64 = 'gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm'.split()
 X86 = 'qemu-system-x86 busybox-static libc6-dev'.split()
+# kunit.py's other architectures (scripts/kunit.sh --series): their cross
+# compilers and QEMU; i386 builds with the host's gcc, riscv boots OpenSBI.
+KUNITPY = ('gcc-riscv64-linux-gnu qemu-system-misc opensbi '
+           'gcc-powerpc64-linux-gnu qemu-system-ppc gcc-s390x-linux-gnu '
+           'qemu-system-s390x gcc-arm-linux-gnueabihf').split()
 # lava-run --validate of the board jobs looks for a TFTP directory and
 # telnet (the stand-in devices' consoles), hence tftpd-hpa and telnet.
 LAVA = ('lava-dispatcher lava-common python3-voluptuous python3-jinja2 '
@@ -409,6 +414,8 @@ def deps(targets: Sequence[str]) -> int:
             packages += LAVA
         elif target == 'lab':
             packages += LAVA + LAB
+        elif target == 'kunitpy':
+            packages += ARM64 + X86 + KUNITPY
         elif target.startswith(('base-', 'perf-')) or target == 'testdefs':
             continue
         else:

@@ -13,12 +13,12 @@ Exit: 0 all passed, 1 some test failed or crashed, 2 build error.
 scripts/kunit.sh --series [TREE] runs kunit.py as its users do, in TREE
 (default: the plain base with `make series` applied, as series.sh --check
 leaves it): each suite's kunitconfig with --arch=x86_64 and with
---arch=arm64, and on UML (kunit.py's default), with kunit.py's defaults
-otherwise; then KernelCI's kunit-x86_64 form (config, build, exec --json
+--arch=arm64, riscv, powerpc (64-bit), s390, i386, arm (32-bit) and on
+UML (kunit.py's default), with kunit.py's defaults otherwise; then KernelCI's kunit-x86_64 form (config, build, exec --json
 with kunit.py's default kunitconfig, CONFIG_KUNIT_ALL_TESTS=y), our
 suites' results read from its JSON; and a UML build with every test
-option of the series UML can have.  KUNITPY_ARCHS (default "x86_64 arm64
-um") chooses the architectures of the kunitconfig runs, KUNITPY_KERNELCI=0
+option of the series UML can have.  KUNITPY_ARCHS (default: all of
+them) chooses the architectures of the kunitconfig runs, KUNITPY_KERNELCI=0
 leaves KernelCI's form out.  One line per run; build directories in
 $PERF_AUX_CACHE/kunitpy/.  Exit 1 if a run that should pass did not.
 """
@@ -38,6 +38,12 @@ from .files import cat, collated, read, remove, write_line
 from .shell import stage, tool
 
 USAGE = 'usage: kunit.sh NAME TARGET VARIANT LOG [KERNEL_ARG...]'
+# kunit.py's architectures the series runs on, and their Debian cross
+# compilers (scripts/deps.sh kunitpy); '' the host's gcc.
+KUNITPY_CROSS = {'x86_64': '', 'arm64': 'aarch64-linux-gnu-',
+                 'riscv': 'riscv64-linux-gnu-',
+                 'powerpc': 'powerpc64-linux-gnu-', 's390': 's390x-linux-gnu-',
+                 'i386': '', 'arm': 'arm-linux-gnueabihf-', 'um': ''}
 KUNIT_PY = 'tools/testing/kunit/kunit.py'
 BUILT = '.perf_aux-built'
 # kunit.py's own lines of a run's verdict and time.
@@ -290,9 +296,10 @@ def series_runs(tree: str) -> int:
     os.makedirs(dirs, exist_ok=True)
     fail = False
     for kc, suite in SERIES_SUITES:
-        for arch in (os.environ.get('KUNITPY_ARCHS') or 'x86_64 arm64 um').split():
+        for arch in (os.environ.get('KUNITPY_ARCHS')
+                     or ' '.join(KUNITPY_CROSS)).split():
             log = f'{out}/{arch}-{suite}.log'
-            cross = 'aarch64-linux-gnu-' if arch == 'arm64' else ''
+            cross = KUNITPY_CROSS[arch]
             # UML as a maintainer gets it: kunit.py's default.
             archarg = [] if arch == 'um' else [f'--arch={arch}']
             rc = lib.kunit_py(f'{dirs}/{arch}-{suite}', log,

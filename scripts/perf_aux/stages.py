@@ -399,10 +399,12 @@ def privilege_runs(c) -> None:
 
 def kunitpy_runs(c) -> None:
     """scripts/kunit.sh --series, its lines and its verdict."""
-    rc = c.call([f'{c.root}/scripts/kunit.sh', '--series'])
+    rc = c.call([f'{c.root}/scripts/deps.sh', 'kunitpy'])
+    if not rc:
+        rc = c.call([f'{c.root}/scripts/kunit.sh', '--series'])
     c.verdict(rc, 'kunit.py in the series tree: each kunitconfig on x86_64, '
-              "arm64 and UML, UML with every test option, KernelCI's "
-              'kunit-x86_64')
+              'arm64, riscv, powerpc, s390, i386, arm and UML, UML with '
+              "every test option, KernelCI's kunit-x86_64")
 
 
 def within_timeout(c, run: str) -> None:
