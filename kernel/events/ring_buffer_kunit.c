@@ -262,6 +262,18 @@ static bool aux_order_allowed(const struct aux_alloc_case *c, int order,
 	return c->overwrite || !order || (PAGE_SIZE << (order - 1)) < wm;
 }
 
+/* The log of the page requests of a buffer of @nr_pages, freed with the test. */
+static void aux_req_log(struct kunit *test, int nr_pages)
+{
+	struct aux_alloc_ctx *ctx = test->priv;
+
+	ctx->max_req = nr_pages * (MAX_PAGE_ORDER + 2);
+	ctx->req = kvcalloc(ctx->max_req, sizeof(*ctx->req), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx->req);
+	KUNIT_ASSERT_EQ(test, 0,
+			kunit_add_action_or_reset(test, aux_kvfree, ctx->req));
+}
+
 /* Memory the test itself needs besides the buffer: the request log. */
 static bool aux_too_big(int nr_pages)
 {
@@ -295,11 +307,7 @@ static int aux_alloc_and_check(struct kunit *test)
 	if (aux_too_big(c->nr_pages))
 		kunit_skip(test, "buffer larger than a quarter of memory");
 
-	ctx->max_req = c->nr_pages * (MAX_PAGE_ORDER + 2);
-	ctx->req = kvcalloc(ctx->max_req, sizeof(*ctx->req), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, ctx->req);
-	KUNIT_ASSERT_EQ(test, 0,
-			kunit_add_action_or_reset(test, aux_kvfree, ctx->req));
+	aux_req_log(test, c->nr_pages);
 	ctx->pmu.capabilities = c->caps;
 
 	ret = rb_alloc_aux(ctx->rb, ctx->event, 0, c->nr_pages, c->watermark,
@@ -710,11 +718,7 @@ static void aux_mmap_to_page_bounds_test(struct kunit *test)
 	int i, ret;
 
 	ctx->c = &c;
-	ctx->max_req = c.nr_pages * (MAX_PAGE_ORDER + 2);
-	ctx->req = kvcalloc(ctx->max_req, sizeof(*ctx->req), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, ctx->req);
-	KUNIT_ASSERT_EQ(test, 0,
-			kunit_add_action_or_reset(test, aux_kvfree, ctx->req));
+	aux_req_log(test, c.nr_pages);
 	ret = rb_alloc_aux(ctx->rb, ctx->event, aux_pgoff, c.nr_pages, 0,
 			   RING_BUFFER_WRITABLE);
 	if (ret == -ENOMEM)

@@ -12,10 +12,11 @@ Exit: 0 all passed, 1 some test failed or crashed, 2 build error.
 
 scripts/kunit.sh --series [TREE] runs kunit.py as its users do, in TREE
 (default: the plain base with `make series` applied, as series.sh --check
-leaves it): each suite's kunitconfig with --arch=x86_64 and with
---arch=arm64, riscv, powerpc (64-bit), s390, i386, arm (32-bit) and on
-UML (kunit.py's default), with kunit.py's defaults otherwise; then KernelCI's kunit-x86_64 form (config, build, exec --json
-with kunit.py's default kunitconfig, CONFIG_KUNIT_ALL_TESTS=y), our
+leaves it): each suite's kunitconfig with --arch= x86_64, arm64, riscv,
+powerpc (64-bit), s390, i386 and arm (32-bit), and on UML (kunit.py's
+default), with kunit.py's defaults otherwise; then KernelCI's
+kunit-x86_64 form (config, build, exec --json with kunit.py's default
+kunitconfig, CONFIG_KUNIT_ALL_TESTS=y), our
 suites' results read from its JSON; and a UML build with every test
 option of the series UML can have.  KUNITPY_ARCHS (default: all of
 them) chooses the architectures of the kunitconfig runs, KUNITPY_KERNELCI=0
