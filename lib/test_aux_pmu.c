@@ -71,25 +71,15 @@
  *   gets TRUNCATED and the stream restarts at the next frame.
  *
  * The event count is the number of records (frames) generated.
- *
- * spe_form (a parameter, 0 by default, writable at run time): a fourth
- * PMU, arm_spe_0, PREFER_LARGE and otherwise the same, with the files perf
- * reads of an SPE PMU besides (cpumask, caps/min_interval), so that perf
- * record and perf report drive it through their own Arm SPE code on a
- * machine without SPE.  It exists only while the parameter is 1: a board's
- * real SPE keeps the name (writing 1 there fails with EEXIST), and the
- * selftests that look for real SPE never meet this one.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/capability.h>
-#include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/hrtimer.h>
 #include <linux/list.h>
 #include <linux/module.h>
-#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/pagewalk.h>
 #include <linux/perf_event.h>
@@ -832,62 +822,7 @@ static struct aux_test_pmu aux_test_pmus[] = {
 	{ .name = "test_aux_nosg", .pmu.capabilities = PERF_PMU_CAP_AUX_NO_SG },
 };
 
-static ssize_t cpumask_show(struct device *dev, struct device_attribute *attr,
-			    char *page)
-{
-	return sysfs_emit(page, "%*pbl\n", cpumask_pr_args(cpu_possible_mask));
-}
-
-/*
- * perf record sets the event's sample period from it; these PMUs sample
- * nothing, so any value serves.
- */
-static ssize_t min_interval_show(struct device *dev,
-				 struct device_attribute *attr, char *page)
-{
-	return sysfs_emit(page, "%u\n", 1024);
-}
-
-static DEVICE_ATTR_RO(cpumask);
-static struct device_attribute dev_attr_min_interval =
-	__ATTR(min_interval, 0444, min_interval_show, NULL);
-
-static struct attribute *aux_test_spe_attrs[] = {
-	&dev_attr_cpumask.attr,
-	NULL,
-};
-
-static const struct attribute_group aux_test_spe_group = {
-	.attrs = aux_test_spe_attrs,
-};
-
-static struct attribute *aux_test_spe_caps_attrs[] = {
-	&dev_attr_min_interval.attr,
-	NULL,
-};
-
-static const struct attribute_group aux_test_spe_caps_group = {
-	.name = "caps",
-	.attrs = aux_test_spe_caps_attrs,
-};
-
-static const struct attribute_group *aux_test_spe_attr_groups[] = {
-	&aux_test_format_group,
-	&aux_test_vmap_group,
-	&aux_test_spe_group,
-	&aux_test_spe_caps_group,
-	NULL,
-};
-
 static struct dentry *aux_test_dir;
-static DEFINE_MUTEX(aux_test_spe_lock);
-static bool aux_test_ready;	/* the module's init has run */
-static bool spe_form;
-/*
- * Allocated at each registration: a struct pmu is not registered twice
- * (its device goes with the first unregistration).
- */
-static struct aux_test_pmu *aux_test_spe;
 
 static int aux_test_register(struct aux_test_pmu *tp)
 {
@@ -897,8 +832,7 @@ static int aux_test_register(struct aux_test_pmu *tp)
 	pmu->module = THIS_MODULE;
 	pmu->task_ctx_nr = perf_sw_context;
 	pmu->capabilities |= PERF_PMU_CAP_EXCLUSIVE | PERF_PMU_CAP_ITRACE;
-	if (!pmu->attr_groups)
-		pmu->attr_groups = aux_test_attr_groups;
+	pmu->attr_groups = aux_test_attr_groups;
 	pmu->event_init = aux_test_event_init;
 	pmu->add = aux_test_add;
 	pmu->del = aux_test_del;
@@ -912,58 +846,6 @@ static int aux_test_register(struct aux_test_pmu *tp)
 		pr_err("registering %s failed: %d\n", tp->name, ret);
 	return ret;
 }
-
-static int aux_test_spe_register(void)
-{
-	struct aux_test_pmu *tp = kzalloc(sizeof(*tp), GFP_KERNEL);
-	int ret;
-
-	if (!tp)
-		return -ENOMEM;
-	tp->name = "arm_spe_0";
-	tp->pmu.capabilities = PERF_PMU_CAP_AUX_PREFER_LARGE;
-	tp->pmu.attr_groups = aux_test_spe_attr_groups;
-	ret = aux_test_register(tp);
-	if (ret) {
-		kfree(tp);
-		return ret;
-	}
-	aux_test_spe = tp;
-	return 0;
-}
-
-static void aux_test_spe_unregister(void)
-{
-	perf_pmu_unregister(&aux_test_spe->pmu);
-	kfree(aux_test_spe);
-	aux_test_spe = NULL;
-}
-
-/* Before the module's init, the value only: init registers the PMU. */
-static int spe_form_set(const char *val, const struct kernel_param *kp)
-{
-	bool on;
-	int ret = kstrtobool(val, &on);
-
-	if (ret)
-		return ret;
-	mutex_lock(&aux_test_spe_lock);
-	if (aux_test_ready && on && !spe_form)
-		ret = aux_test_spe_register();
-	else if (aux_test_ready && !on && spe_form)
-		aux_test_spe_unregister();
-	if (!ret)
-		spe_form = on;
-	mutex_unlock(&aux_test_spe_lock);
-	return ret;
-}
-
-static const struct kernel_param_ops spe_form_ops = {
-	.set = spe_form_set,
-	.get = param_get_bool,
-};
-module_param_cb(spe_form, &spe_form_ops, &spe_form, 0644);
-MODULE_PARM_DESC(spe_form, "Also register arm_spe_0, for perf (0/1)");
 
 static void aux_test_unregister(int n)
 {
@@ -982,11 +864,6 @@ static int __init test_aux_pmu_init(void)
 			return ret;
 		}
 	}
-	mutex_lock(&aux_test_spe_lock);
-	aux_test_ready = true;
-	if (spe_form && aux_test_spe_register())
-		spe_form = false;
-	mutex_unlock(&aux_test_spe_lock);
 	aux_test_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("buffers", 0400, aux_test_dir, NULL,
 			    &aux_test_buffers_fops);
@@ -996,11 +873,6 @@ static int __init test_aux_pmu_init(void)
 static void __exit test_aux_pmu_exit(void)
 {
 	debugfs_remove_recursive(aux_test_dir);
-	mutex_lock(&aux_test_spe_lock);
-	if (spe_form)
-		aux_test_spe_unregister();
-	aux_test_ready = false;
-	mutex_unlock(&aux_test_spe_lock);
 	aux_test_unregister(ARRAY_SIZE(aux_test_pmus));
 }
 

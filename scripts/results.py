@@ -59,10 +59,6 @@
                                     test-definitions' kselftest.sh printed
                                     in LOG (scripts/initramfs/testdefs-init)
                                     equal the direct run's, case by case
-  results.py perf-shell LOG         one check line: perf's Arm SPE shell
-                                    tests ran to their end in LOG
-                                    (testdefs-init); what each passed,
-                                    skipped or failed below it
   results.py measurements LOG --tier TIER --out FILE [--stages TEXT]
                                     what a check's LOG measured (stage
                                     table, kernel builds and ccache, boots,

@@ -489,7 +489,7 @@ def tier(c: Check, named: List[str]) -> int:
     if c.timed('install packages', c.call,
                [f'{c.root}/scripts/deps.sh',
                 *(c.targets if c.full else ['arm64-4k']),
-                *(f'{dep}-{b}' for b in bases for dep in ('base', 'perf'))]):
+                *(f'base-{b}' for b in bases)]):
         return 2
     if 'host' in once:
         os.environ['BASE'] = c.default_base

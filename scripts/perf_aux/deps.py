@@ -5,7 +5,7 @@ Installs the Debian packages the pipeline needs for the given targets, and
 fetches the target's static busybox (for the kselftest initramfs) into the
 cache.  Only what is missing is installed, so a second run costs a second.
 
-Usage: scripts/deps.sh TARGET|lava|lab|kunitpy|base-BASE|perf-BASE|testdefs...
+Usage: scripts/deps.sh TARGET|lava|lab|kunitpy|base-BASE|testdefs...
 
 "testdefs" unpacks a Debian (trixie) arm64 root filesystem for
 test-definitions' kselftest runner into $PERF_AUX_CACHE/rootfs (an arm64
@@ -14,10 +14,6 @@ sources list, state and cache of its own; nothing installed).
 "base-BASE" unpacks Debian's linux-source-BASE into $PERF_AUX_CACHE/src/BASE
 (mainline bases from sid or experimental, through a sources list of its
 own: the machine's apt configuration is never changed).
-
-"perf-BASE" unpacks Debian's arm64 linux-perf nearest BASE and the
-libraries it needs into $PERF_AUX_CACHE/perf/BASE (the same way), for the
-kselftest boot's perf_tool_test.
 
 "lava" is the set scripts/lava/check.sh needs: the dispatcher (lava-run)
 and schemas, busybox for the converter's host tests, and, unpacked in the
@@ -38,7 +34,7 @@ import tempfile
 from typing import List, Optional, Sequence, Set
 
 from . import lib, shell
-from .files import collated, read
+from .files import collated
 from .shell import text, tool
 
 # busybox-static and libopencsd-bin: the host tests of the LAVA converter
@@ -66,7 +62,7 @@ LAB = 'lava-server lavacli postgresql'.split()
 # kselftest.sh runs on: the ones it installs itself (its install(): sed
 # perl wget xz-utils iproute2 python3-tap, the last for its parser), and
 # the shells, core utilities and tools a Debian root has (bash is Essential
-# in Debian, so KernelCI's root has it too; perf's shell tests need it).
+# in Debian, so KernelCI's root has it too).
 TESTDEFS_PACKAGES = ('base-files dash bash coreutils grep findutils mawk '
                      'mount util-linux kmod procps sed perl wget xz-utils '
                      'iproute2 python3-tap').split()
@@ -178,8 +174,7 @@ class Deps:
 
     def apt_arm64_suite(self, suite: str) -> str:
         """The private arm64 apt directory of Debian SUITE, its lists
-        updated once per run; experimental with sid, which it is built to
-        be installed on."""
+        updated once per run."""
         d = f'{self.cache}/apt/{suite}-arm64'
         for sub in ('lists/partial', 'archives/partial', 'cache', 'empty'):
             os.makedirs(f'{d}/{sub}', exist_ok=True)
@@ -188,9 +183,8 @@ class Deps:
         stamp = f'{d}/.updated.{os.getpid()}'
         if not os.path.isfile(stamp):
             with open(f'{d}/sources.list', 'w') as f:
-                for s in (['sid'] if suite == 'experimental' else []) + [suite]:
-                    f.write(f'deb [arch=arm64 signed-by={KEYRING}] '
-                            f'{self.archive()} {s} main\n')
+                f.write(f'deb [arch=arm64 signed-by={KEYRING}] '
+                        f'{self.archive()} {suite} main\n')
             tool(self.apt_arm64(d, 'update', '-qq'),
                  what=f'apt-get update of {suite} arm64 failed',
                  stdout=sys.stderr)
@@ -351,21 +345,6 @@ class Deps:
             n = self.unpack_arm64('trixie', TESTDEFS_PACKAGES, d)
             print(f'trixie arm64 root filesystem: {n} packages', flush=True)
 
-    def fetch_perf(self, base: str) -> None:
-        """Debian's arm64 perf (linux-perf) of the suite nearest BASE
-        (perf_aux.lib.perf_suite) with every library it needs, unpacked
-        into $PERF_AUX_CACHE/perf/BASE, for the kselftest boot's
-        perf_tool_test (perf_aux.kselftest)."""
-        lib.check_base(base)
-        d = f'{self.cache}/perf/{base}'
-        if not os.path.isfile(f'{d}/.perf_aux-packages'):
-            suite = lib.perf_suite(base)
-            n = self.unpack_arm64(suite, [f'linux-perf/{suite}'], d)
-            perf = [p for p in read(f'{d}/.perf_aux-packages').splitlines()
-                    if p.startswith('linux-perf ')]
-            print(f'perf for {base}: {perf[0] if perf else "?"} from '
-                  f'{suite} arm64, {n} packages', flush=True)
-
     def unpack_arm64(self, suite: str, packages: Sequence[str],
                      d: str) -> int:
         """SUITE's arm64 PACKAGES with everything they depend on, unpacked
@@ -416,7 +395,7 @@ def deps(targets: Sequence[str]) -> int:
             packages += LAVA + LAB
         elif target == 'kunitpy':
             packages += ARM64 + X86 + KUNITPY
-        elif target.startswith(('base-', 'perf-')) or target == 'testdefs':
+        elif target.startswith('base-') or target == 'testdefs':
             continue
         else:
             lib.check_target(target)
@@ -432,8 +411,6 @@ def deps(targets: Sequence[str]) -> int:
             d.fetch_base(target[len('base-'):])
         elif target == 'testdefs':
             d.fetch_testdefs_rootfs()
-        elif target.startswith('perf-'):
-            d.fetch_perf(target[len('perf-'):])
     return 0
 
 

@@ -21,22 +21,19 @@ which has device nodes and owners of its own, goes through cpio.
 """
 
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import List, NamedTuple, Optional, Sequence
 
 from . import lib, shell
 from .files import collated, records, remove
-from .shell import stage, tool, tool_output
+from .shell import stage, tool
 
 USAGE = 'usage: kselftest.sh NAME TARGET VARIANT LOG [KERNEL_ARG...]'
 # The directories of the busybox initramfs, before the kselftests.
 INITRAMFS_DIRS = ('dev', 'proc', 'sys', 'tmp', 'bin', 'sbin', 'kselftest')
-# Where the guests have Debian's perf (perf_files).
-PERF_DIR = '/opt/perf'
 # How long a boot may take, plus a variant's own time (BOOT_EXTRA_SECONDS).
 BOOT_SECONDS = 1200
 # Under the sanitizers fragment_test's five fills alone take 9 to 16
@@ -116,59 +113,6 @@ def cpio_list(root: str, busybox: str, ksft: str) -> List[str]:
     return lines
 
 
-def needed(elf: str, readelf: str) -> List[str]:
-    """The DT_NEEDED names of ELF, in order."""
-    out = tool_output([readelf, '-d', elf]).stdout
-    return re.findall(r'\(NEEDED\)\s+Shared library: \[(.*)\]', out)
-
-
-def perf_files(perf: str, readelf: str) -> List[Tuple[str, str]]:
-    """Debian's perf unpacked at PERF (scripts/deps.sh perf-BASE) as the
-    guests take it, (where, from what): the program, the shared libraries
-    it needs (their DT_NEEDED entries, one after the other) and Debian's
-    dynamic loader in /opt/perf, apart from whatever else the root has,
-    and the wrapper scripts/initramfs/perf as /usr/bin/perf.  Not the rest
-    of the packages: their Perl and Python modules are perf's scripting."""
-    libdir = os.path.join(perf, 'usr/lib/aarch64-linux-gnu')
-    files = [(f'{PERF_DIR}/perf', f'{perf}/usr/bin/perf'),
-             (f'{PERF_DIR}/ld.so', os.path.realpath(
-                 f'{libdir}/ld-linux-aarch64.so.1'))]
-    todo = needed(f'{perf}/usr/bin/perf', readelf)
-    seen = set()
-    while todo:
-        name = todo.pop(0)
-        path = os.path.realpath(os.path.join(libdir, name))
-        if name in seen or not os.path.isfile(path):
-            continue
-        seen.add(name)
-        files.append((f'{PERF_DIR}/lib/{name}', path))
-        todo += needed(path, readelf)
-    return files
-
-
-def perf_shell_tests(perf: str) -> List[Tuple[str, str]]:
-    """perf's own Arm SPE shell tests from the package unpacked at PERF,
-    (where, from what), for a root filesystem with bash (testdefs-init
-    runs them)."""
-    shell_dir = os.path.join(perf, 'usr/lib/perf-core/tests/shell')
-    return [(f'{PERF_DIR}/tests/{f}', os.path.join(shell_dir, f))
-            for f in collated(os.listdir(shell_dir))
-            if f.startswith('test_arm_spe') and f.endswith('.sh')] \
-        if os.path.isdir(shell_dir) else []
-
-
-def perf_list(root: str, perf: List[Tuple[str, str]]) -> List[str]:
-    """gen_init_cpio's entries of PERF (perf_files()) and the wrapper."""
-    lines = [f'dir /{d} 0755 0 0' for d in ('usr', 'usr/bin', 'opt',
-                                              PERF_DIR[1:],
-                                              f'{PERF_DIR[1:]}/lib')]
-    lines += [f'file {dst} {src} 0755 0 0'
-              for dst, src in perf]
-    lines.append(f'file /usr/bin/perf {root}/scripts/initramfs/perf '
-                 '0755 0 0')
-    return lines
-
-
 def modules_list(top: str) -> List[str]:
     """gen_init_cpio's entries of the modules installed under TOP
     (lib/modules/...), at /; symbolic links (build, source) left out."""
@@ -202,14 +146,10 @@ def gzip_of(argv: Sequence[str], out: str, cwd: Optional[str] = None,
     return producer.returncode or rc
 
 
-def busybox_initramfs(root: str, b: Build, busybox: str,
-                      perf: List[Tuple[str, str]]) -> int:
-    """BUILD/initramfs.cpio.gz: busybox, init, the kselftests, PERF
-    (perf_files(): perf_tool_test's consumer) and, for a kernel with modules,
-    its modules at /lib/modules (for modprobe)."""
+def busybox_initramfs(root: str, b: Build, busybox: str) -> int:
+    """BUILD/initramfs.cpio.gz: busybox, init, the kselftests and, for a
+    kernel with modules, its modules at /lib/modules (for modprobe)."""
     lines = cpio_list(root, busybox, os.path.join(b.build, 'kselftest_install'))
-    if perf:
-        lines += perf_list(root, perf)
     with open(os.path.join(b.build, '.config'), 'rb') as f:
         modules = b'\nCONFIG_MODULES=y\n' in b'\n' + f.read()
     if modules:
@@ -227,13 +167,11 @@ def busybox_initramfs(root: str, b: Build, busybox: str,
 
 
 def rootfs_initramfs(root: str, rootfs: str, ksft: str, testdefs: str,
-                     out: str, perf: List[Tuple[str, str]],
-                     init: str = 'testdefs-init') -> int:
+                     out: str, init: str = 'testdefs-init') -> int:
     """The Debian root filesystem ROOTFS with the kselftests where
-    KernelCI's root filesystems have them, test-definitions (TESTDEFS,
-    unless empty) and PERF (perf_files()) in it and scripts/initramfs/INIT
-    as /init, as a gzipped cpio in OUT.  cp -a and cpio keep its owners and
-    device nodes."""
+    KernelCI's root filesystems have them and test-definitions (TESTDEFS,
+    unless empty) in it and scripts/initramfs/INIT as /init, as a gzipped
+    cpio in OUT.  cp -a and cpio keep its owners and device nodes."""
     work = tempfile.mkdtemp()
     try:
         steps = [['cp', '-a', f'{rootfs}/.', f'{work}/'],
@@ -244,12 +182,6 @@ def rootfs_initramfs(root: str, rootfs: str, ksft: str, testdefs: str,
         if testdefs:
             steps.append(['cp', '-a', testdefs,
                           f'{work}/opt/test-definitions'])
-        if perf:
-            steps += [['install', '-D', '-m', '0755', src, f'{work}{dst}']
-                      for dst, src in perf]
-            steps.append(['install', '-m', '0755',
-                          f'{root}/scripts/initramfs/perf',
-                          f'{work}/usr/bin/perf'])
         for argv in steps:
             tool(argv, check=True)
         names = ''.join(f'./{f}\n' for f in entries(work)).encode(
@@ -320,12 +252,6 @@ def kselftest(name: str, target: str, variant: str, log: str,
         shell.die(f'no busybox for {target} (run scripts/deps.sh {target})')
     run = lib.result_name(name, lib.run_base(), target, variant)
     cpus = str(lib.variant_cpus(variant))
-    # Debian's perf for the base (scripts/deps.sh perf-BASE), arm64 only.
-    perf_root = os.path.join(lib.cache(), 'perf', lib.run_base())
-    perf = []
-    if target.startswith('arm64-') and \
-            os.path.isfile(os.path.join(perf_root, '.perf_aux-packages')):
-        perf = perf_files(perf_root, f'{b.cross}readelf')
 
     stage(f'build kselftests {name}-{target}', selftests, b,
           os.environ.get('KSELFTEST_TARGETS') or 'perf_aux perf_events')
@@ -334,9 +260,7 @@ def kselftest(name: str, target: str, variant: str, log: str,
         initrd = os.path.join(b.build, 'initramfs-rootfs.cpio.gz')
         rc = rootfs_initramfs(root, rootfs,
                               os.path.join(b.build, 'kselftest_install'),
-                              os.environ.get('TESTDEFS_DIR', ''), initrd,
-                              perf + perf_shell_tests(perf_root)
-                              if perf else [])
+                              os.environ.get('TESTDEFS_DIR', ''), initrd)
         if rc:
             return rc
         rc = stage(f'boot test-definitions {run}', boot, target, b, initrd,
@@ -349,7 +273,7 @@ def kselftest(name: str, target: str, variant: str, log: str,
             shell.die('the test-definitions boot printed nothing of ours')
         return 0
 
-    rc = busybox_initramfs(root, b, busybox, perf)
+    rc = busybox_initramfs(root, b, busybox)
     if rc:
         return rc
     # A soak's own time on top (make soak DURATION=...), and the sanitizers'.

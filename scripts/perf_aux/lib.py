@@ -138,12 +138,6 @@ def base_suite(base: str) -> str:
     return {'6.12': '', '7.2': 'sid'}.get(base, 'experimental')
 
 
-def perf_suite(base: str) -> str:
-    """The Debian suite whose linux-perf is nearest BASE: the same version
-    for the mainline bases, trixie's 6.12 for 6.12."""
-    return {'6.12': 'trixie', '7.2': 'sid'}.get(base, 'experimental')
-
-
 def version_base(version: str) -> str:
     """The base a kernel version belongs to: its major.minor."""
     m = re.match(r'^([0-9]+\.[0-9]+)', version)

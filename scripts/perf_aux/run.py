@@ -49,10 +49,7 @@ def job() -> int:
     scripts = f'{lib.ROOT}/scripts'
     rc = stage('install packages', tool,
                [f'{scripts}/deps.sh', target,
-                *([] if env.get('KERNEL_SRC') else [f'base-{base}']),
-                # perf_tool_test's consumer, for the base's arm64 boots.
-                *([f'perf-{base}'] if target.startswith('arm64-') and
-                  not env.get('KERNEL_SRC') else [])])
+                *([] if env.get('KERNEL_SRC') else [f'base-{base}'])])
     if rc:
         return rc
     rc = stage(f'kernel tree {lib.tree_name(name, base)}', tool,

@@ -24,13 +24,12 @@ from .shell import tool
 from perf_aux_results.expected import cases as expected_cases
 
 # make check's stock boot: the kselftests whose outcome large vmap
-# changes, and the trace through the mapping, perf's among it; the rest (teardown, soak,
+# changes, and the trace through the mapping; the rest (teardown, soak,
 # fragmentation, fault injection, SMP) behave alike on both kernels and run
 # on the stock kernel in make check-full.
 STOCK_QUICK_TESTS = ('perf_aux.tests=perf_aux:map_test,perf_aux:pagesize_test,'
                      'perf_aux:integrity_test,perf_aux:wrap_test,'
-                     'perf_aux:perf_tool_test,perf_aux:aux_contract_test,'
-                     'perf_events:mmap_accounting')
+                     'perf_aux:aux_contract_test,perf_events:mmap_accounting')
 # The cases that pin a fix of the reference kernels, each by the fix's
 # patch name in scripts/patches/<base>/reference: on a stock kernel of a
 # base whose reference carries the fix the case fails, elsewhere it passes.
@@ -170,15 +169,6 @@ def trace_expectations(c, target: str, variant: str) -> None:
              '3' if big else '4')
     # The short soak (10 s) of every boot; make soak runs it longer.
     c.expect(c.res, 'perf_aux.soak_test', '--min-passed', '1', '--no-failure')
-    perf_expectations(c, target)
-
-
-def perf_expectations(c, target: str) -> None:
-    """perf record and perf report -D consume and decode the trace: the
-    arm64 boots have Debian's perf (scripts/deps.sh perf-BASE); x86_64's
-    perf has no Arm SPE code."""
-    c.expect(c.res, 'perf_aux.perf_tool_test', '--no-failure', '--min-passed',
-             '1' if target.startswith('arm64-') else '0')
 
 
 def variant_run(c, variant: str) -> None:
@@ -323,8 +313,6 @@ def testdefs_run(c) -> None:
     line = checks[0] if checks else \
         f'not ok - test-definitions results compared: exit {rc}'
     c.verdict(rc, line.split('ok - ', 1)[1])
-    # perf's Arm SPE shell tests, run in the same boot (testdefs-init).
-    c.line_checks('python3', f'{c.root}/scripts/results.py', 'perf-shell', log)
 
 
 def series_mbox_run(c) -> None:
@@ -533,7 +521,6 @@ def stock_runs(c, default_args: Optional[List[str]] = None,
                  '--no-failure')
         c.expect(c.res, 'perf_aux.wrap_test', '--min-passed', '6',
                  '--no-failure')
-        perf_expectations(c, 'arm64-4k')
     stock_differs(c)
     pinned_failures(c, 'perf_aux.aux_contract_test')
     pinned_failures(c, 'perf_events.mmap_accounting')

@@ -162,7 +162,7 @@ def stage(build: str, d: str) -> Dict[str, str]:
     rootfs = os.path.join(plib.cache(), 'rootfs', 'trixie-arm64')
     if kselftest.rootfs_initramfs(
             ROOT, rootfs, os.path.join(build, 'kselftest_install'), '',
-            os.path.join(d, 'rootfs.cpio.gz'), [], init='kernelci-init'):
+            os.path.join(d, 'rootfs.cpio.gz'), init='kernelci-init'):
         raise OSError(f'cannot pack {rootfs}')
     export = os.path.join(d, 'export')
     shutil.rmtree(export, ignore_errors=True)

@@ -10,8 +10,8 @@ import argparse
 import os
 from typing import Callable, Dict, List, Optional
 
-from . import (evidence, expected, ktap, matrix, measurements, perf_shell,
-               report, runs, testdefs, verdicts)
+from . import (evidence, expected, ktap, matrix, measurements, report,
+               runs, testdefs, verdicts)
 
 
 def _split(split: Callable[..., Dict[str, str]]
@@ -121,14 +121,6 @@ def cmd_testdefs(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def cmd_perf_shell(args: argparse.Namespace) -> int:
-    with open(args.log, encoding='utf-8', errors='replace') as f:
-        ok, lines = perf_shell.report(f)
-    print(('ok - ' if ok else 'not ok - ') + lines[0])
-    print('\n'.join(lines[1:]))
-    return 0 if ok else 1
-
-
 def results_main(argv: Optional[List[str]] = None) -> int:
     """scripts/results.py."""
     parser = argparse.ArgumentParser(
@@ -177,8 +169,6 @@ def results_main(argv: Optional[List[str]] = None) -> int:
     p.add_argument('log')
     p.add_argument('results_dir')
     p.add_argument('kselftest_log')
-    p = sub.add_parser('perf-shell')
-    p.add_argument('log')
     p = sub.add_parser('expect')
     p.add_argument('dir')
     p.add_argument('suite')
@@ -204,7 +194,6 @@ def results_main(argv: Optional[List[str]] = None) -> int:
         'report': cmd_report, 'matrix': cmd_matrix, 'flakes': cmd_flakes,
         'evidence': cmd_evidence, 'expected': cmd_expected,
         'measurements': cmd_measurements, 'testdefs': cmd_testdefs,
-        'perf-shell': cmd_perf_shell,
     }
     return handlers[args.command](args)
 

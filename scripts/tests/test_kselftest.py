@@ -97,55 +97,6 @@ class InitramfsTest(unittest.TestCase):
              f'{ver}/kernel/lib/test_aux_pmu.ko 0644 0 0'],
             kselftest.modules_list(mods))
 
-    def test_perf_files_follow_needed(self) -> None:
-        """perf, the libraries its DT_NEEDED entries name one after the
-        other where the packages have them, the dynamic loader: at
-        /opt/perf, with the wrapper at /usr/bin/perf (the host's own
-        programs stand in for Debian's arm64 ones)."""
-        perf = os.path.join(self.dir, 'perf')
-        libdir = os.path.join(perf, 'usr/lib/aarch64-linux-gnu')
-        os.makedirs(os.path.join(perf, 'usr/bin'))
-        os.makedirs(libdir)
-        shutil.copy('/bin/true', os.path.join(perf, 'usr/bin/perf'))
-        libc = os.path.realpath(
-            subprocess.run(['sh', '-c', 'ldd /bin/true'], check=True,
-                           stdout=subprocess.PIPE, text=True).stdout
-            .split('libc.so.6 => ')[1].split()[0])
-        shutil.copy(libc, os.path.join(libdir, 'libc-2.real.so'))
-        os.symlink('libc-2.real.so', os.path.join(libdir, 'libc.so.6'))
-        with open(os.path.join(libdir, 'ld-2.real.so'), 'w') as f:
-            f.write('ld')
-        os.symlink('ld-2.real.so',
-                   os.path.join(libdir, 'ld-linux-aarch64.so.1'))
-        files = kselftest.perf_files(perf, 'readelf')
-        self.assertEqual(
-            [('/opt/perf/perf', f'{perf}/usr/bin/perf'),
-             ('/opt/perf/ld.so', f'{libdir}/ld-2.real.so'),
-             ('/opt/perf/lib/libc.so.6', f'{libdir}/libc-2.real.so')], files)
-        lines = kselftest.perf_list(ROOT, files)
-        self.assertIn('file /opt/perf/lib/libc.so.6 '
-                      f'{libdir}/libc-2.real.so 0755 0 0', lines)
-        self.assertEqual(f'file /usr/bin/perf {ROOT}/scripts/initramfs/perf '
-                         '0755 0 0', lines[-1])
-
-    def test_perf_shell_tests_are_the_arm_spe_scripts(self) -> None:
-        """Of perf's shell tests, the Arm SPE ones, at /opt/perf/tests;
-        none from a package without them."""
-        perf = os.path.join(self.dir, 'perf')
-        self.assertEqual([], kselftest.perf_shell_tests(perf))
-        shell_dir = os.path.join(perf, 'usr/lib/perf-core/tests/shell')
-        os.makedirs(os.path.join(shell_dir, 'attr'))
-        for f in ('test_arm_spe_fork.sh', 'test_arm_spe.sh',
-                  'test_arm_coresight.sh', 'attr/test-record-spe-period'):
-            with open(os.path.join(shell_dir, f), 'w') as out:
-                out.write('#!/bin/bash\n')
-        self.assertEqual(
-            [('/opt/perf/tests/test_arm_spe.sh',
-              f'{shell_dir}/test_arm_spe.sh'),
-             ('/opt/perf/tests/test_arm_spe_fork.sh',
-              f'{shell_dir}/test_arm_spe_fork.sh')],
-            kselftest.perf_shell_tests(perf))
-
     def test_gzip_of_gives_the_failing_status(self) -> None:
         out = os.path.join(self.dir, 'x.gz')
         self.assertEqual(0, kselftest.gzip_of(['printf', 'abc'], out))
