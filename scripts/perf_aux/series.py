@@ -78,11 +78,19 @@ RAN = re.compile(r'Ran [0-9]* tests.*')
 
 class Part(NamedTuple):
     """A line of scripts/series/parts: the commit message's file, the
-    hook-up ("0001", a base's patch by path, or "-") and the suite's
-    paths the commit adds."""
+    hook-up ("0001", a base's patch by path, or "-"), the suite's paths
+    the commit adds and the series it is in (its "[name]" line's)."""
     message: str
     hook: str
     paths: List[str]
+    group: str = ''
+
+
+class Group(NamedTuple):
+    """A "[name] cover" line of scripts/series/parts: a series of its
+    own, with its cover letter's file."""
+    name: str
+    cover: str
 
 
 @dataclass
@@ -122,22 +130,39 @@ def result(rc: int, what: str) -> None:
 
 # The parts.
 
+def parse_lines(text: str) -> List[List[str]]:
+    """The lines of scripts/series/parts' TEXT as words, comments and
+    empty lines dropped."""
+    return [re.split(r'[ \t]+', line.strip(' \t'))
+            for line in records(text)
+            if line.strip(' \t') and not line.startswith('#')]
+
+
 def parse_parts(text: str) -> List[Part]:
-    """The parts of scripts/series/parts' TEXT, comments and empty lines
-    dropped; a line's words as "read -r msg hook paths" splits them."""
+    """The parts of scripts/series/parts' TEXT, each with its group."""
     parts = []
-    for line in records(text):
-        if line.startswith('#') or not line:
+    group = ''
+    for words in parse_lines(text):
+        if words[0].startswith('['):
+            group = words[0].strip('[]')
             continue
-        stripped = line.strip(' \t')
-        words = re.split(r'[ \t]+', stripped) if stripped else []
-        parts.append(Part(words[0] if words else '',
-                          words[1] if len(words) > 1 else '', words[2:]))
+        parts.append(Part(words[0], words[1] if len(words) > 1 else '',
+                          words[2:], group))
     return parts
 
 
+def parse_groups(text: str) -> List[Group]:
+    """The series of scripts/series/parts' TEXT, in order."""
+    return [Group(words[0].strip('[]'), words[1] if len(words) > 1 else '')
+            for words in parse_lines(text) if words[0].startswith('[')]
+
+
+def parts_text(s: Series) -> str:
+    return read(os.path.join(s.root, 'scripts/series/parts'))
+
+
 def parts(s: Series) -> List[Part]:
-    return parse_parts(read(os.path.join(s.root, 'scripts/series/parts')))
+    return parse_parts(parts_text(s))
 
 
 def part_patches(s: Series, hook: str) -> List[str]:
@@ -363,13 +388,14 @@ def add_part(s: Series, repo: str, n: int, part: Part, who: str) -> None:
         raise shell.ShellError('git commit', proc.returncode)
 
 
-def description(s: Series) -> str:
-    """The cover letter from the branch description: its first paragraph
-    is the subject, the rest the body, with the base named."""
+def description(s: Series, group: Group) -> str:
+    """GROUP's cover letter from its branch description: its first
+    paragraph is the subject, the rest the body, with the base named."""
     made = tool_output(['git', '-C', s.root, 'describe', '--always',
                         '--dirty'], stderr=subprocess.DEVNULL)
     made_from = (made.stdout + ('?' if made.returncode else '')).rstrip('\n')
-    return (read(os.path.join(s.root, 'scripts/series/cover.txt')) + '\n' +
+    return (read(os.path.join(s.root, 'scripts/series', group.cover)) +
+            '\n' +
             f'Base: Linux {s.version}, Debian linux-source-{s.base} '
             f'{s.debian}.\n' +
             f'Made by perf_aux `make series` from {made_from}.\n')
@@ -386,34 +412,44 @@ def insertions(patch: str) -> str:
 
 def make_series(s: Series) -> None:
     """The series' repository (WORK/repo: the base, then a commit a part,
-    which make fixes reads too) and its mails in OUT, listed with the lines
-    each adds."""
+    a branch at the end of each group, which make fixes reads too) and
+    each group's mails in OUT/<n>-<group>, listed with the lines each
+    adds."""
     repo = os.path.join(s.work, 'repo')
     who = author(s.root)
     set_identity(who, commit_date(s.root))
     series_base(s, repo)
-    for n, part in enumerate(parts(s), 1):
-        add_part(s, repo, n, part, who)
-
-    text = description(s)
-    write(os.path.join(s.work, 'description'), text)
-    tool(git_in(repo, 'config', 'branch.perf_aux.description',
-                text.rstrip('\n')), check=True)
+    all_parts = parts(s)
     shutil.rmtree(s.out, ignore_errors=True)
-    os.makedirs(s.out, exist_ok=True)
-    tool(git_in(repo, 'format-patch', '-q', '--cover-letter',
-                '--cover-from-description=subject', '--no-signature',
-                '-o', s.out, 'base..perf_aux'), check=True)
-    count = len(glob.glob(glob.escape(s.out) + '/*.patch'))
-    print(f'series: {count} files in {relative(s.out, s.root)} '
-          f'(Linux {s.version})')
-    for patch in collated(glob.glob(glob.escape(s.out) + '/0*.patch')):
-        print(f'  {os.path.basename(patch):<58} {insertions(patch)}')
+    previous = 'base'
+    total = 0
+    for k, group in enumerate(parse_groups(parts_text(s)), 1):
+        for n, part in enumerate(all_parts, 1):
+            if part.group == group.name:
+                add_part(s, repo, n, part, who)
+        tool(git_in(repo, 'branch', '-f', group.name, 'HEAD'), check=True)
+        tool(git_in(repo, 'config', f'branch.{group.name}.description',
+                    description(s, group).rstrip('\n')), check=True)
+        out = os.path.join(s.out, f'{k}-{group.name}')
+        os.makedirs(out)
+        tool(git_in(repo, 'format-patch', '-q', '--cover-letter',
+                    '--cover-from-description=subject', '--no-signature',
+                    '-o', out, f'{previous}..{group.name}'), check=True)
+        previous = group.name
+        mails = collated(glob.glob(glob.escape(out) + '/0*.patch'))
+        added = sum(patch_added(read(p)) for p in mails[1:])
+        total += added
+        print(f'series {k}, {group.name}: {len(mails) - 1} patches, '
+              f'{added} added lines, in {relative(out, s.root)} '
+              f'(Linux {s.version})')
+        for patch in mails:
+            print(f'  {os.path.basename(patch):<58} {insertions(patch)}')
+    print(f'series: {total} added lines in all')
 
 
 def series_patches(s: Series) -> List[str]:
-    """The patches without the cover letter."""
-    return [p for p in collated(glob.glob(glob.escape(s.out) + '/0*.patch'))
+    """The patches of every group, in order, without the cover letters."""
+    return [p for p in collated(glob.glob(glob.escape(s.out) + '/*/0*.patch'))
             if not p.endswith('/0000-cover-letter.patch')]
 
 
@@ -504,10 +540,11 @@ def check_size(patches: Sequence[str]) -> None:
 
 
 def check_am(s: Series, patches: Sequence[str]) -> None:
-    """git am of the mails onto a fresh base repository: the series is
-    what a maintainer's tools take.  Its last commit holds the project's
-    kselftest files, all of them, the Makefile written for each prefix
-    included."""
+    """git am of the mails, group after group, onto a fresh base
+    repository: the series are what a maintainer's tools take.  The last
+    commit holds the kselftest files the parts name as the project has
+    them (the Makefile: the project's less the lines naming a file no part
+    adds)."""
     repo = os.path.join(s.work, 'am')
     log = os.path.join(s.work, 'am.log')
     series_base(s, repo)
@@ -522,17 +559,25 @@ def check_am(s: Series, patches: Sequence[str]) -> None:
         return
 
     rc = 0
-    files = part_files(s, [KSFT])
+    files = part_files(s, [p for part in parts(s) for p in part.paths
+                           if p.startswith(KSFT + '/')])
     for f in files:
-        if not same_file(os.path.join(repo, f), os.path.join(s.root, f)):
+        if f == f'{KSFT}/Makefile':
+            here = os.path.join(repo, KSFT)
+            same = read(os.path.join(repo, f)) == filter_makefile(
+                read(os.path.join(s.root, f)),
+                lambda name: os.path.exists(os.path.join(here, name)))
+        else:
+            same = same_file(os.path.join(repo, f), os.path.join(s.root, f))
+        if not same:
             rc = 1
             print(f'# not as in the project: {f}')
     for f in records(tool_output(['git', 'ls-files', KSFT], cwd=repo).stdout):
-        if not os.path.exists(os.path.join(s.root, f)):
+        if f not in files:
             rc = 1
-            print(f'# not in the project: {f}')
-    result(rc, f"the last commit has the project's {len(files)} files "
-           f'of {KSFT}')
+            print(f'# not in a part: {f}')
+    result(rc, f"the last commit has the {len(files)} files of {KSFT} "
+           'the parts name, as in the project')
 
 
 def headers_install(s: Series, tree: str, build: str) -> bool:

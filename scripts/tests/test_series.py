@@ -56,34 +56,49 @@ def patch(*files: str, message: str = 'a patch\n') -> str:
 class PartsTest(unittest.TestCase):
     def test_parse(self) -> None:
         text = ('# comment\n\n'
+                '[fixes] fixes.txt\n'
                 'fix.txt   reference/0004\n'
+                '[perf]\tcover.txt\n'
                 'seam.txt\t0001\n'
                 '  tests.txt  -   a/b.c \t a/b.h\n'
                 'last.txt 0002 x.c')
         self.assertEqual(
-            [series.Part('fix.txt', 'reference/0004', []),
-             series.Part('seam.txt', '0001', []),
-             series.Part('tests.txt', '-', ['a/b.c', 'a/b.h']),
-             series.Part('last.txt', '0002', ['x.c'])],
+            [series.Part('fix.txt', 'reference/0004', [], 'fixes'),
+             series.Part('seam.txt', '0001', [], 'perf'),
+             series.Part('tests.txt', '-', ['a/b.c', 'a/b.h'], 'perf'),
+             series.Part('last.txt', '0002', ['x.c'], 'perf')],
             series.parse_parts(text))
+        self.assertEqual([series.Group('fixes', 'fixes.txt'),
+                          series.Group('perf', 'cover.txt')],
+                         series.parse_groups(text))
 
     def test_project_parts(self) -> None:
         with open(os.path.join(SCRIPTS, 'series', 'parts')) as f:
-            parts = series.parse_parts(f.read())
+            text = f.read()
+        parts = series.parse_parts(text)
+        groups = series.parse_groups(text)
         self.assertGreaterEqual(len(parts), series.SERIES_MIN_PATCHES)
         # The fixes come first, each a patch of the base's by path.
         self.assertIn('/', parts[0].hook)
+        self.assertEqual('fixes', groups[0].name)
+        for group in groups:
+            self.assertTrue(os.path.isfile(
+                os.path.join(SCRIPTS, 'series', group.cover)), group.cover)
+        names = [g.name for g in groups]
         for part in parts:
+            self.assertIn(part.group, names)
             self.assertTrue(os.path.isfile(
                 os.path.join(SCRIPTS, 'series', part.message)), part.message)
             self.assertTrue(part.hook == '-' or part.hook[0].isdigit()
                             or '/' in part.hook, part.hook)
-        # The kselftests' files all come in some part.
-        paths = {p for part in parts for p in part.paths}
-        ksft = os.path.join(ROOT, series.KSFT)
-        for name in os.listdir(ksft):
-            if name.endswith(('.c', '.h')):
-                self.assertIn(f'{series.KSFT}/{name}', paths)
+            for path in part.paths:
+                self.assertTrue(os.path.exists(os.path.join(ROOT, path)),
+                                path)
+        # Every commit message is some part's or group's.
+        used = {p.message for p in parts} | {g.cover for g in groups}
+        for name in os.listdir(os.path.join(SCRIPTS, 'series')):
+            if name.endswith('.txt') and name != 'fixes-cover.txt':
+                self.assertIn(name, used)
 
 
 class MakefileTest(unittest.TestCase):
