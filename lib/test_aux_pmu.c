@@ -1,76 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Synthetic AUX trace PMUs for tools/testing/selftests/perf_aux.
+ * Synthetic AUX trace PMUs for the perf_aux selftests.
  *
- * Arm SPE and TRBE exist on boards only, and QEMU emulates neither.  These
- * PMUs take the same kernel path as they do: the AUX pages come from
- * rb_alloc_aux(), and setup_aux() vmap()s them the way arm_spe_pmu_setup_aux()
- * and arm_trbe_alloc_buffer() do, keeping the chunk order each page arrived
- * in.  One PMU per capability set lets user space compare the rules:
+ * Like Arm SPE and TRBE, which QEMU does not emulate, they get their pages
+ * from rb_alloc_aux() and vmap() them in setup_aux(), keeping each page's
+ * chunk order.  test_aux_none has no AUX capability, test_aux_large
+ * PERF_PMU_CAP_AUX_PREFER_LARGE, test_aux_nosg PERF_PMU_CAP_AUX_NO_SG.
  *
- *   test_aux_none    no AUX capability: order-0 pages
- *   test_aux_large   PERF_PMU_CAP_AUX_PREFER_LARGE, as SPE and TRBE want
- *   test_aux_nosg    PERF_PMU_CAP_AUX_NO_SG: one chunk in snapshot mode
+ * sysfs vmap/: pmd_pages, cont_pages (0: none) and pmd_refused_ptdump (1
+ * where arm64 refuses PMD blocks for CONFIG_PTDUMP_DEBUGFS).
  *
- * Each PMU's vmap/ directory in sysfs says what the kernel's vmap() may map
- * with, for user space that has no other way to know it (no page-size
- * arithmetic in the tests, no kernel version):
+ * debugfs test_aux_pmu/buffers: a line per live buffer of key=value fields,
+ * in any order: event pmu pages snapshot base(%pK) chunks=<order>x<count>,...
+ * entries pmd cont pte (pages per granule) pmd_pages cont_pages
+ * map=<P|C|T><pages>,... (runs in page order).
  *
- *   pmd_pages            pages per PMD block (PMD_SIZE >> PAGE_SHIFT)
- *   cont_pages           pages per contiguous-PTE block (0: none)
- *   pmd_refused_ptdump   1 where arm64's arch_vmap_pmd_supported() refuses
- *                        PMD blocks because the kernel page tables can be
- *                        dumped (CONFIG_PTDUMP_DEBUGFS), the one refusal its
- *                        asm/vmalloc.h documents; else 0
- *
- * /sys/kernel/debug/test_aux_pmu/buffers has a line per live AUX buffer,
- * named fields separated by spaces, in any order (a reader takes the keys
- * it knows and ignores the others):
- *
- *   event=<id> pmu=<name> pages=<n> snapshot=<0|1> base=<addr>
- *   chunks=<order>x<count>,... entries=<n> pmd=<pages> cont=<pages>
- *   pte=<pages> pmd_pages=<n> cont_pages=<n> map=<granule><pages>,...
- *
- * (one line, split here) where the chunk orders are those rb_alloc_aux()
- * reported in page_private() and the granules come from a walk of the
- * kernel page tables of the vmap: pages per granule, pages per PMD block
- * and cont-PTE block (0: none), and in page order the runs of pages mapped
- * by PMD blocks (P), cont-PTE blocks (C) and PTEs (T).  <addr> is printed
- * with %pK.
- *
- * While an event runs, a trace generator writes through that vmap from a
- * pinned hard-irq hrtimer, with perf_aux_output_begin/skip/flag/end as the
- * drivers do, so user space can check every byte that crossed the large
- * mapping.  attr.config selects it (see format/ in sysfs):
- *
- *   mode   config:0-1    0 none (buffers stay zero), 1 SPE-like, 2 TRBE-like
- *   words  config:8-15   k, the 8-byte payload words of a record
- *   align  config:16-19  log2 of the head alignment (SPE-like)
- *   burst  config:32-47  records per tick (0 is 1; at most 4 MiB of them)
- *   period config1       tick in ns (0 is 1 ms; 10 us to 1 s)
- *
- * Generating takes CAP_PERFMON (perfmon_capable()); mode 0 does not.
- *
- * With seq the record's number (0, 1, ... per event, lost ones counted) and
- * w(seq, i) = seq * 0x9e3779b97f4a7c15 + i, all little endian:
- *
- *   SPE-like record, 9 * (k + 2) bytes, valid SPE packets: 0xb0 (PC address)
- *   seq, k times 0xb2 (data address) w(seq, i), 0x71 (timestamp) with
- *   csum = ~(seq + sum of w).  As arm_spe_pmu.c: the head is padded to the
- *   alignment with zeros (skipped, not reported); the limit stays behind
- *   aux_tail, page aligned; records that do not fit before the buffer end
- *   leave zero padding to it; when the consumer lags, what fits is written,
- *   the rest is lost and the record gets PERF_AUX_FLAG_TRUNCATED.  Snapshot:
- *   the head wraps freely within half-buffer limits as in
- *   arm_spe_pmu_next_snapshot_off(), and the core adds OVERWRITE.
- *
- *   TRBE-like stream of frames, 28 + 8 * k bytes: an A-Sync (11 x 0x00,
- *   0x80), seq, k words, csum; cut anywhere.  As coresight-trbe.c: every
- *   record carries PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW, writing fills up to
- *   the buffer end and goes on at 0, and when the consumer lags the record
- *   gets TRUNCATED and the stream restarts at the next frame.
- *
- * The event count is the number of records (frames) generated.
+ * With CAP_PERFMON, a pinned hard-irq hrtimer writes trace through the vmap
+ * as the drivers do.  attr.config: mode (0 none, 1 SPE-like, 2 TRBE-like),
+ * words (k), align (log2, SPE), burst (records per tick); config1: period
+ * in ns (0: 1 ms).  Record seq has words w(seq, i) = seq * GEN_WORD_MUL + i
+ * and csum = ~(seq + sum of w), little endian:
+ *  - SPE-like: packets 0xb0 seq, k x 0xb2 w, 0x71 csum; padding, limits,
+ *    TRUNCATED and snapshot wrap as in arm_spe_pmu.c;
+ *  - TRBE-like: frames of A-Sync (11 x 0x00, 0x80), seq, k words, csum, cut
+ *    anywhere; CORESIGHT_FORMAT_RAW, TRUNCATED as in coresight-trbe.c.
+ * The event count is the number of records generated.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -91,12 +45,7 @@
 #include <linux/vmalloc.h>
 #include <linux/unaligned.h>
 
-/*
- * The fields of attr.config and config1, each defined once: format/ in
- * sysfs (which the selftests read to build their config) and the values an
- * event gets come from the same numbers.  As arm_spe_pmu.c does, whose
- * macros (linux/perf/arm_pmu.h) are not there on other architectures.
- */
+/* attr.config fields, shared by format/ in sysfs and event_init. */
 #define ATTR_CFG_FLD_mode_CFG		config
 #define ATTR_CFG_FLD_mode_LO		0
 #define ATTR_CFG_FLD_mode_HI		1
@@ -118,10 +67,8 @@
 			__stringify(ATTR_CFG_FLD_##name##_CFG) ":"	\
 			__stringify(ATTR_CFG_FLD_##name##_LO) "-"	\
 			__stringify(ATTR_CFG_FLD_##name##_HI))
-
 #define AUX_TEST_CFG_MASK(name)						\
 	GENMASK_ULL(ATTR_CFG_FLD_##name##_HI, ATTR_CFG_FLD_##name##_LO)
-
 #define AUX_TEST_CFG_GET(attr, name)					\
 	(((attr)->ATTR_CFG_FLD_##name##_CFG & AUX_TEST_CFG_MASK(name)) >>	\
 	 ATTR_CFG_FLD_##name##_LO)
@@ -163,7 +110,7 @@ enum aux_gen_mode { GEN_NONE, GEN_SPE, GEN_TRBE, GEN_NR_MODES };
 #define SPE_PKT_BYTES		9	/* header + 8-byte payload */
 #define ETE_ASYNC_BYTES		12
 
-/* The trace generator of one event; see the top of the file. */
+/* The trace generator of one event. */
 struct aux_gen {
 	struct perf_output_handle handle;
 	enum aux_gen_mode mode;
@@ -224,11 +171,7 @@ static size_t gen_buf_size(struct aux_test_buf *buf)
 	return (size_t)buf->nr_pages << PAGE_SHIFT;
 }
 
-/*
- * The end of the room for this session, as arm_spe_pmu_next_off(): up to
- * the buffer end, or, when the free space ends before that, to the last
- * page boundary before aux_tail.  @head is the offset of the write pointer.
- */
+/* End of the room from @head, as arm_spe_pmu_next_off(). */
 static size_t gen_limit(struct perf_output_handle *h, struct aux_test_buf *buf,
 			size_t head)
 {
@@ -257,11 +200,7 @@ static void gen_spe_snapshot(struct perf_event *event, struct aux_gen *g,
 	unsigned int n = 0;
 
 	head = h->head & (size - 1);
-	/*
-	 * As arm_spe_pmu_next_snapshot_off(): records cannot be parsed
-	 * backwards, so a session stops at half the buffer, and the head jumps
-	 * to the next half when a record no longer fits.
-	 */
+	/* As arm_spe_pmu_next_snapshot_off(): stop at each half buffer. */
 	limit = head < size / 2 ? size / 2 : size;
 	if (limit - head < g->rec_bytes) {
 		gen_pad(h, buf, head, limit - head);
@@ -278,10 +217,8 @@ static void gen_spe_snapshot(struct perf_event *event, struct aux_gen *g,
 }
 
 /*
- * One SPE-like session, from perf_aux_output_begin() to _end(): pads the
- * head, writes what fits of the @want records left in this tick and returns
- * how many it wrote.  Sets *@more when the rest may follow after the buffer
- * end; otherwise what did not fit is lost and the record says TRUNCATED.
+ * One SPE-like session: writes what fits of @want records, returns how many.
+ * *@more: the rest may follow after the wrap; else it is lost (TRUNCATED).
  */
 static unsigned int gen_spe_session(struct aux_gen *g, struct aux_test_buf *buf,
 				    unsigned int want, bool *more)
@@ -309,10 +246,7 @@ static unsigned int gen_spe_session(struct aux_gen *g, struct aux_test_buf *buf,
 		gen_spe_record(g, buf->base + head, g->seq++);
 		head += g->rec_bytes;
 	}
-	/*
-	 * Stopped at the buffer end with room enough beyond it: the next
-	 * session goes on at 0, as SPE after its buffer-full interrupt.
-	 */
+	/* Stopped at the buffer end with room beyond: go on at 0. */
 	*more = n < want && limit == size &&
 		h->size - (head - start) >= (want - n + 1) * g->rec_bytes + g->align;
 	if (n < want && !*more) {
@@ -386,10 +320,7 @@ static void gen_trbe(struct perf_event *event, struct aux_gen *g)
 			h->head = (head + len) & (size - 1);
 		} else if (g->pos < end &&
 			   (limit < size || h->size - len < end - g->pos)) {
-			/*
-			 * Fill mode stopped short of the consumer (or will,
-			 * after the wrap): the rest of the burst is lost.
-			 */
+			/* Stopped short of the consumer: the rest is lost. */
 			perf_aux_output_flag(h, PERF_AUX_FLAG_TRUNCATED);
 			g->pos = end;
 		}
@@ -445,7 +376,6 @@ static int aux_test_event_init(struct perf_event *event)
 	    AUX_TEST_CFG_GET(attr, align) > 11 ||
 	    (period && (period < GEN_MIN_PERIOD_NS || period > NSEC_PER_SEC)))
 		return -EINVAL;
-
 	words = AUX_TEST_CFG_GET(attr, words);
 	rec = max(SPE_PKT_BYTES * (words + 2), ETE_ASYNC_BYTES + 8 * (words + 2));
 	/* Bounded work per tick, whatever the buffer. */
@@ -515,7 +445,6 @@ static void *aux_test_setup_aux(struct perf_event *event, void **pages,
 
 	if (nr_pages < 2)
 		return NULL;
-
 	buf = kzalloc_obj(*buf);
 	if (!buf)
 		return NULL;
@@ -523,7 +452,6 @@ static void *aux_test_setup_aux(struct perf_event *event, void **pages,
 	pglist = kcalloc(nr_pages, sizeof(*pglist), GFP_KERNEL);
 	if (!buf->orders || !pglist)
 		goto out_free;
-
 	for (i = 0; i < nr_pages; i++) {
 		pglist[i] = virt_to_page(pages[i]);
 		/* A chunk's order is on its first page only. */
@@ -534,12 +462,10 @@ static void *aux_test_setup_aux(struct perf_event *event, void **pages,
 		buf->orders[i] = order;
 		left--;
 	}
-
 	buf->base = vmap(pglist, nr_pages, VM_MAP, PAGE_KERNEL);
 	if (!buf->base)
 		goto out_free;
 	kfree(pglist);
-
 	buf->tp = to_test_pmu(event->pmu);
 	buf->event_id = event->id;
 	buf->nr_pages = nr_pages;
@@ -618,11 +544,8 @@ static const struct mm_walk_ops aux_test_walk_ops = {
 };
 
 /*
- * Calls @fn for each translation entry of the buffer's vmap, in order, from
- * the kernel's own page-table walker (the granule KUnit suite uses it too).
- * Lockless: the caller holds aux_test_lock, and a buffer leaves the list
- * under it before its vmap goes away, so nothing frees these page tables
- * meanwhile.
+ * Calls @fn for each translation entry of the buffer's vmap, in order.
+ * Lockless: aux_test_lock keeps the vmap alive.
  */
 static void aux_test_walk(struct aux_test_buf *buf,
 			  void (*fn)(void *ctx, enum aux_test_granule g,
@@ -771,12 +694,7 @@ static ssize_t cont_pages_show(struct device *dev,
 	return sysfs_emit(page, "%lu\n", aux_test_cont_pages());
 }
 
-/*
- * Whether the hook turns PMD blocks off for the reason arm64 documents:
- * software walks of the kernel page tables (ptdump) cannot cope with the
- * removal of intermediate entries.  Any other refusal is not reported, so
- * that the tests count it as the fault it is.
- */
+/* Only the refusal arm64 documents (ptdump); any other is a fault. */
 static bool aux_test_pmd_refused_ptdump(void)
 {
 #if IS_ENABLED(CONFIG_ARM64) && IS_ENABLED(CONFIG_PTDUMP_DEBUGFS)

@@ -1,31 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests for the perf AUX buffer page allocator, rb_alloc_aux().
+ * KUnit tests for rb_alloc_aux(), the perf AUX buffer page allocator.
  *
- * An AUX PMU receives its buffer as an array of pages, and the orders those
- * pages come in follow rules of kernel/events/ring_buffer.c:
- *
- *  - a PMU with neither PERF_PMU_CAP_AUX_PREFER_LARGE nor _AUX_NO_SG gets
- *    order-0 pages only;
- *  - otherwise the order ceiling is get_order(watermark) in normal mode (the
- *    watermark defaults to half the buffer) and ilog2(nr_pages) in overwrite
- *    (snapshot) mode;
- *  - each chunk asks for min(ceiling, ilog2(pages still missing)), clamped
- *    to MAX_PAGE_ORDER, and falls back one order at a time when the page
- *    allocator says no;
- *  - a chunk's order reaches the driver in page_private() of its first page;
- *  - a NO_SG PMU in overwrite mode needs the whole buffer in one chunk.
- *
- * The tests call rb_alloc_aux() with a test PMU and see every page taken and
- * given back through the static stubs on rb_aux_get_pages() and
- * rb_aux_put_page().  The same stubs fail orders above a limit on demand, so
- * the fallback is tested deterministically instead of by fragmentation luck.
- *
- * The named cases are judged by the literal tables of
- * ring_buffer_kunit_orders.h, in pages and orders of the kernel under test;
- * every case, named, injected or generated, by the properties the rule
- * states (aux_alloc_and_check()).  A table holds for a quiet system: where
- * the page allocator itself refuses an order, its case is skipped.
+ * Rule: order 0 only without PERF_PMU_CAP_AUX_PREFER_LARGE or _AUX_NO_SG;
+ * else each chunk asks min(ceiling, ilog2(pages missing), MAX_PAGE_ORDER),
+ * the ceiling being get_order(watermark) (default half the buffer), or
+ * ilog2(nr_pages) in overwrite mode, and falls back one order at a time.
+ * The order is in the head's page_private(); NO_SG overwrite needs one chunk.
+ * Static stubs on rb_aux_get_pages()/rb_aux_put_page() track every page and
+ * inject failures.  Cases whose order the page allocator refuses are skipped.
  */
 
 #include <kunit/static_stub.h>
@@ -47,13 +30,10 @@
 #define AUX_LIVE_ORDER(v)	((v) >> 1)
 #define AUX_LIVE_HEAD(v)	((v) & 1)
 #define NO_INJECTION	INT_MAX
-/* Chunks whose highest order that succeeds a generated case chooses. */
+/* Chunks a generated case limits the order of. */
 #define GEN_CHUNKS	8
 
-/*
- * The generated failure patterns come from this seed: fixed by default, so
- * that every run sees the same cases; another seed explores and replays.
- */
+/* Seed of the generated cases: fixed, so that runs are reproducible. */
 static ulong seed = 20261130;
 module_param(seed, ulong, 0444);
 MODULE_PARM_DESC(seed, "Seed of the generated allocation failure patterns");
@@ -83,7 +63,6 @@ struct aux_alloc_case {
 	s8 ceil[GEN_CHUNKS];
 };
 
-/* What the stubs and the test PMU saw during one case. */
 struct aux_request {
 	int order;
 	struct page *page;	/* NULL: the request failed */
@@ -94,16 +73,13 @@ struct aux_alloc_ctx {
 	struct pmu pmu;
 	struct perf_event *event;
 	struct perf_buffer *rb;
-
 	struct aux_request *req;
 	int nr_req, max_req, chunks;
 	bool req_overflow;
-
 	struct xarray live;	/* pfns handed out and not yet given back */
 	unsigned long pages_got, pages_put, bad_put, dirty_put;
 	char dirt[128];		/* what was wrong with the first unclean page */
 	bool xa_failed;
-
 	int setup_calls, free_calls;
 	int ret;		/* what rb_alloc_aux() returned */
 	void **setup_pages;
@@ -135,7 +111,6 @@ static struct page *aux_get_pages_stub(int node, gfp_t gfp, int order)
 	ctx->req[ctx->nr_req++].page = page;
 	if (!page)
 		return NULL;
-
 	ctx->chunks++;
 	ctx->pages_got += 1UL << order;
 	pfn = page_to_pfn(page);
@@ -148,15 +123,8 @@ static struct page *aux_get_pages_stub(int node, gfp_t gfp, int order)
 }
 
 /*
- * What a page given back must look like.  rb_alloc_aux_page() split each
- * chunk into order-0 pages of one reference each and marked its head with
- * PagePrivate and the order in page_private(); rb_free_aux_page() must
- * clear PagePrivate before the page goes back, as the page allocator's
- * free checks demand (they run with CONFIG_DEBUG_VM only, so a default
- * build would not notice).  It may leave the order in the head's
- * page_private(): that word means nothing without PagePrivate and the
- * allocator resets it.  AUX pages are never put in a page cache, and the
- * test PMU takes no reference, so mapping is NULL and the count is one.
+ * A page given back must have PagePrivate cleared (only CONFIG_DEBUG_VM
+ * checks it), no mapping and one reference; the head may keep its order.
  */
 static const char *aux_page_dirt(struct page *page, unsigned long live)
 {
@@ -223,14 +191,12 @@ static int perf_aux_alloc_test_init(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, ctx->event);
 	ctx->rb = kunit_kzalloc(test, sizeof(*ctx->rb), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ctx->rb);
-
 	ctx->pmu.setup_aux = aux_test_setup_aux;
 	ctx->pmu.free_aux = aux_test_free_aux;
 	ctx->event->pmu = &ctx->pmu;
 	ctx->event->cpu = -1;
 	xa_init(&ctx->live);
 	test->priv = ctx;
-
 	kunit_activate_static_stub(test, rb_aux_get_pages, aux_get_pages_stub);
 	kunit_activate_static_stub(test, rb_aux_put_page, aux_put_page_stub);
 	return 0;
@@ -243,12 +209,7 @@ static void perf_aux_alloc_test_exit(struct kunit *test)
 	xa_destroy(&ctx->live);
 }
 
-/*
- * Whether the rule lets a chunk of @order stand for @left of @c's pages:
- * none above MAX_PAGE_ORDER or the pages left; order 0 only without
- * PREFER_LARGE or NO_SG; in normal mode no larger than get_order() of the
- * watermark (the chunk's half below it), which defaults to half the buffer.
- */
+/* Whether the rule allows @order with @left pages missing. */
 static bool aux_order_allowed(const struct aux_alloc_case *c, int order,
 			      int left)
 {
@@ -262,7 +223,7 @@ static bool aux_order_allowed(const struct aux_alloc_case *c, int order,
 	return c->overwrite || !order || (PAGE_SIZE << (order - 1)) < wm;
 }
 
-/* The log of the page requests of a buffer of @nr_pages, freed with the test. */
+/* Log of the page requests for @nr_pages, freed with the test. */
 static void aux_req_log(struct kunit *test, int nr_pages)
 {
 	struct aux_alloc_ctx *ctx = test->priv;
@@ -274,26 +235,17 @@ static void aux_req_log(struct kunit *test, int nr_pages)
 			kunit_add_action_or_reset(test, aux_kvfree, ctx->req));
 }
 
-/* Memory the test itself needs besides the buffer: the request log. */
 static bool aux_too_big(int nr_pages)
 {
 	return nr_pages > totalram_pages() / 4;
 }
 
 /*
- * Runs rb_alloc_aux() for ctx->c and checks it against the properties the
- * rule states, whatever the stubs or the page allocator refused:
- *  - each chunk first asks for the largest order allowed for the pages
- *    still missing (so orders never grow but after a fallback, and a chunk
- *    never exceeds the ceiling or the buffer);
- *  - a refused order k is followed by a try at k - 1; a refused order 0
- *    ends the allocation;
- *  - the chunks had tile the buffer in page order, each naturally aligned,
- *    its head marked with its order in page_private();
- *  - it succeeds exactly when every page was had, a NO_SG snapshot buffer
- *    in one chunk, and setup_aux() gave its private data; then
- *    setup_aux() saw the whole buffer.
- * Returns what rb_alloc_aux() returned.
+ * Runs rb_alloc_aux() for ctx->c and checks the rule, whatever was refused:
+ * each chunk first asks the largest allowed order, then k - 1 after k fails;
+ * chunks tile the buffer naturally aligned, order in the head's
+ * page_private(); success iff all pages were had (NO_SG overwrite: in one
+ * chunk) and setup_aux() succeeded.  Returns what rb_alloc_aux() returned.
  */
 static int aux_alloc_and_check(struct kunit *test)
 {
@@ -306,16 +258,13 @@ static int aux_alloc_and_check(struct kunit *test)
 
 	if (aux_too_big(c->nr_pages))
 		kunit_skip(test, "buffer larger than a quarter of memory");
-
 	aux_req_log(test, c->nr_pages);
 	ctx->pmu.capabilities = c->caps;
-
 	ret = rb_alloc_aux(ctx->rb, ctx->event, 0, c->nr_pages, c->watermark,
 			   flags);
 	ctx->ret = ret;
 	KUNIT_EXPECT_FALSE(test, ctx->req_overflow);
 	KUNIT_EXPECT_FALSE(test, ctx->xa_failed);
-
 	/* Chunk by chunk, up to the first that breaks a property. */
 	while (left > 0 && i < ctx->nr_req && test->status != KUNIT_FAILURE) {
 		int ask = ctx->req[i].order, order, j;
@@ -344,7 +293,6 @@ static int aux_alloc_and_check(struct kunit *test)
 		chunk++;
 		if (ret)
 			continue;
-
 		KUNIT_EXPECT_EQ_MSG(test, 0UL,
 				    page_to_pfn(head) & ((1UL << order) - 1),
 				    "chunk %d of order %d is misaligned",
@@ -364,7 +312,6 @@ static int aux_alloc_and_check(struct kunit *test)
 					    idx, chunk - 1, order);
 	}
 	KUNIT_EXPECT_EQ_MSG(test, i, ctx->nr_req, "requests after the last chunk");
-
 	one_chunk = !((c->caps & PERF_PMU_CAP_AUX_NO_SG) && c->overwrite) ||
 		    chunk == 1;
 	ok = left <= 0 && one_chunk;
@@ -372,7 +319,6 @@ static int aux_alloc_and_check(struct kunit *test)
 			    "%d of %d pages missing in %d chunks", max(left, 0),
 			    c->nr_pages, chunk);
 	KUNIT_EXPECT_EQ(test, ok ? 1 : 0, ctx->setup_calls);
-
 	if (!ret) {
 		KUNIT_EXPECT_EQ(test, c->nr_pages, idx);
 		KUNIT_EXPECT_EQ(test, c->nr_pages, ctx->rb->aux_nr_pages);
@@ -432,12 +378,7 @@ static void aux_table_desc(const struct aux_table_row *r, char *desc)
 	strscpy(desc, r->name, KUNIT_PARAM_DESC_SIZE);
 }
 
-/*
- * Generated: for each of the first GEN_CHUNKS chunks, the highest order that
- * succeeds (none, any, or one at random: -1 fails the chunk outright), on a
- * random capability, mode, size and watermark.  The properties hold
- * whatever the stubs refuse, so any pattern is judged.
- */
+/* Generated: random mode, size, caps, highest order per chunk (-1: none). */
 #define NR_GEN_CASES 100
 static struct aux_alloc_case gen_cases[NR_GEN_CASES];
 
@@ -507,10 +448,7 @@ static bool aux_refused_for_real(struct kunit *test)
 	return false;
 }
 
-/*
- * A named buffer gets the chunks of its row: every chunk of the row's
- * order, asked for once each, and the row's return value.
- */
+/* A named buffer gets its row's chunk order, each asked once, and return. */
 static void aux_alloc_orders_test(struct kunit *test)
 {
 	const struct aux_table_row *r = test->param_value;
@@ -524,7 +462,6 @@ static void aux_alloc_orders_test(struct kunit *test)
 
 	strscpy(c.name, r->name, sizeof(c.name));
 	c.watermark = r->overwrite ? 0 : aux_watermark(r->wm, r->nr_pages);
-
 	aux_run_case(test, &c);
 	if (aux_refused_for_real(test) && test->status != KUNIT_FAILURE)
 		kunit_skip(test, "an order refused by the page allocator");
@@ -541,21 +478,12 @@ static void aux_alloc_orders_test(struct kunit *test)
 			    r->ret, ctx->ret);
 }
 
-/*
- * Generated failure patterns: each chunk falls back from its ceiling one
- * order at a time to what the pattern lets it have, the next chunk starts
- * at the ceiling again, and every page comes back.
- */
 static void aux_alloc_generated_test(struct kunit *test)
 {
 	aux_run_case(test, test->param_value);
 }
 
-/*
- * Orders above a limit refused: the first chunk asks for its row's
- * ceiling and walks down to the limit, where every chunk settles, with the
- * row's return value.
- */
+/* Orders above the row's limit refused: all chunks settle at the limit. */
 static void aux_alloc_fallback_test(struct kunit *test)
 {
 	const struct aux_fallback_row *r = test->param_value;
@@ -605,14 +533,8 @@ static void aux_alloc_chunk_fails_test(struct kunit *test)
 }
 
 /*
- * The first chunk cannot be had at any order: rb_alloc_aux() allocated the
- * page-pointer array before it, and its error path must free that too,
- * although __rb_free_aux() finds no page to give back.  Freed, the array
- * must not be left in rb->aux_pages either: the next rb_alloc_aux() of the
- * buffer overwrites the pointer, the next __rb_free_aux() would free it
- * again.
- * A pointer left behind is not freed here: the test cannot tell a leaked
- * array from a freed one, and freeing the latter would be a double free.
+ * The first chunk fails: the page-pointer array must be freed and not left
+ * in rb->aux_pages.  A stale one is not freed here: it may be a double free.
  */
 static void aux_alloc_first_page_fails_test(struct kunit *test)
 {
@@ -655,12 +577,8 @@ static unsigned long taint_mask(void)
 }
 
 /*
- * The pointer array must fit one MAX_PAGE_ORDER allocation, and a larger
- * one is refused before it is tried: the page allocator warns (and taints)
- * when asked for an order above MAX_PAGE_ORDER.  The whole taint mask is
- * compared, not TAINT_WARN alone when it was clear: a kernel already
- * tainted otherwise (a module, an earlier warning) still fails on any new
- * flag.  Only a TAINT_WARN set before the call hides another warning.
+ * A pointer array above MAX_PAGE_ORDER is refused before the page allocator
+ * would warn and taint; any new taint flag fails.
  */
 static void aux_alloc_pointer_array_guard_test(struct kunit *test)
 {
@@ -701,11 +619,7 @@ static void aux_alloc_bad_input_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, 0, ctx->nr_req);
 }
 
-/*
- * perf_mmap() maps the AUX area a page at a time through
- * perf_mmap_to_page(): each page offset of the area gives its AUX page,
- * and the first offset past the area none of them.
- */
+/* perf_mmap_to_page() gives each AUX page, and none past the area. */
 static void aux_mmap_to_page_bounds_test(struct kunit *test)
 {
 	struct aux_alloc_ctx *ctx = test->priv;

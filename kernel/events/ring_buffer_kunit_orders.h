@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What rb_alloc_aux() must give, for the perf_aux_alloc KUnit suite
- * (ring_buffer_kunit.c): the chunk orders of every order case and the
- * order-by-order fallback of every fallback case, as literal tables
- * written from the rule, kept apart from the code that checks them so that
- * the rule can be reviewed on its own.
+ * Expected rb_alloc_aux() chunk orders and fallbacks for ring_buffer_kunit.c,
+ * written by hand from the rule so that they can be reviewed on their own.
  */
 #ifndef _KERNEL_EVENTS_RING_BUFFER_KUNIT_ORDERS_H
 #define _KERNEL_EVENTS_RING_BUFFER_KUNIT_ORDERS_H
@@ -18,19 +15,12 @@
 enum aux_wm { WM_DEFAULT, WM_PAGE, WM_HALF, WM_WHOLE, NR_WM };
 
 /*
- * The chunk orders of every named case, written down from the rule as
- * commit 18049c8cff9c ("perf/aux: Allocate non-contiguous AUX pages by
- * default") states it, not computed: order 0 unless the PMU has
- * PERF_PMU_CAP_AUX_PREFER_LARGE or _AUX_NO_SG; otherwise chunks no larger
- * than get_order(watermark) in normal mode (the watermark defaults to half
- * the buffer) and than the buffer in snapshot mode, none above
- * MAX_PAGE_ORDER; a NO_SG snapshot buffer is one chunk or -ENOMEM.
- *
- * Sizes are the power-of-two page counts perf_mmap() takes for an AUX
- * area, in pages of the running kernel, as are the orders: MP(d) is
- * 2^(MAX_PAGE_ORDER + d) pages, MO(d) the order MAX_PAGE_ORDER + d.  Every
- * chunk of a buffer has the row's order here; a fixed size's order that may
- * exceed MAX_PAGE_ORDER on some kernel is written MIN(order, MAX_PAGE_ORDER).
+ * Rule of commit 18049c8cff9c ("perf/aux: Allocate non-contiguous AUX pages
+ * by default"): order 0 without PERF_PMU_CAP_AUX_PREFER_LARGE or _AUX_NO_SG;
+ * else chunks up to get_order(watermark) (default half the buffer) in normal
+ * mode, the buffer in snapshot mode, MAX_PAGE_ORDER at most; a NO_SG snapshot
+ * buffer is one chunk or -ENOMEM.  Every chunk has the row's order.
+ * MP(d): 2^(MAX_PAGE_ORDER + d) pages; MO(d): order MAX_PAGE_ORDER + d.
  */
 #define MO(d)		(MAX_PAGE_ORDER + (d))
 #define MP(d)		(1 << MO(d))
@@ -46,21 +36,17 @@ enum aux_wm { WM_DEFAULT, WM_PAGE, WM_HALF, WM_WHOLE, NR_WM };
 #define AUX_PAGES_max_half	MP(-1)
 #define AUX_PAGES_max		MP(0)
 #define AUX_PAGES_max_twice	MP(1)
-
 #define AUX_CAPS_none		0
 #define AUX_CAPS_large		PERF_PMU_CAP_AUX_PREFER_LARGE
 #define AUX_CAPS_nosg		PERF_PMU_CAP_AUX_NO_SG
 #define AUX_CAPS_large_nosg	(PERF_PMU_CAP_AUX_NO_SG | \
 				 PERF_PMU_CAP_AUX_PREFER_LARGE)
-
 #define AUX_RW(caps, size, wm, order)					\
 	{ #caps "_rw_" #size "_" #wm, AUX_CAPS_##caps, false,		\
 	  AUX_PAGES_##size, WM_##wm, 0, order }
 #define AUX_SNAP(caps, size, ret, order)				\
 	{ #caps "_snapshot_" #size, AUX_CAPS_##caps, true,		\
 	  AUX_PAGES_##size, WM_wm_default, ret, order }
-
-/* The watermark names of the rows. */
 #define WM_wm_default	WM_DEFAULT
 #define WM_wm_page	WM_PAGE
 #define WM_wm_half	WM_HALF
@@ -260,13 +246,9 @@ static const struct aux_table_row aux_table[] = {
 };
 
 /*
- * What each fallback case must give, from the rule: with orders above a
- * limit refused, the first chunk asks for the ceiling (get_order() of the
- * default watermark, half the 512 pages, in normal mode; the whole buffer
- * in snapshot mode) and walks down to the limit, where every chunk
- * settles; a NO_SG snapshot buffer, no longer one chunk, is refused.
- * FB_RW and FB_SNAP are those ceilings: orders 8 and 9 of the 512 pages,
- * where the kernel has them.
+ * Orders above a limit refused: the first chunk asks the ceiling (FB_RW:
+ * default watermark; FB_SNAP: whole buffer) and falls back to the limit,
+ * where every chunk settles; a NO_SG snapshot buffer is then refused.
  */
 #define FALLBACK_PAGES	512
 #define FB_RW		MIN(8, MAX_PAGE_ORDER)

@@ -2,34 +2,13 @@
 /*
  * KUnit tests for the page-table granules vmap() maps pages with.
  *
- * With large vmap, vmap() maps each physically contiguous run of its pages
- * (compound or not: perf AUX chunks are split high-order pages) with the
- * largest granule that the run's length and the alignment of both its
- * physical and virtual addresses allow: a PMD block where
- * arch_vmap_pmd_supported(), a PTE-level block where the architecture
- * declares one (arm64 cont-PTE, arch_vmap_pte_supported_shift()), else PTEs;
- * it aligns the area so that such runs can use them, and maps nothing large
- * when huge vmap is off (nohugevmalloc).
- *
- * Each case vmap()s one shape of pages[] and checks one property: the
- * granule of every page against a model computed page by page from the
- * architecture's blocks (never from the hooks under test: a hook that offers
- * less fails in the pages it costs); for the named shapes, the entries
- * written out in a table per page size; that every address resolves to its page; that data written
- * through either mapping reads back through the other; that the mapping is
- * not executable; that nothing is left mapped after vunmap(); that a
- * permission change on one page is refused or splits, as the architecture
- * says, with the data intact.
- *
- * The rules themselves (the architecture's blocks, the shapes, the
- * literal tables) are in vmap_granule_kunit.h.
- *
- * On a kernel whose vmap() maps base pages only the granule cases are
- * skipped with one constant reason; CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT
- * turns that into failures that name the granule found and the one
- * expected.  Two other differences are strict only, as they cost perf AUX
- * buffers nothing: generated shapes no AUX buffer has (trimmed or reversed
- * pieces), and large mappings after nohugevmalloc.
+ * With large vmap, each physically contiguous run of pages (compound or
+ * split, as perf AUX chunks) is mapped with the largest block its length and
+ * physical and virtual alignment allow: PMD, arm64 cont-PTE, else PTE.  Each
+ * case vmap()s one shape of pages[] (rules and tables: vmap_granule_kunit.h)
+ * and checks granules against a model of the architecture's blocks, lookup,
+ * data, NX, vunmap() and set_memory_*().  Where vmap() maps base pages only,
+ * granule cases skip unless CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT.
  */
 
 #include <kunit/test.h>
@@ -46,19 +25,10 @@
 #include "../internal.h"
 #include "vmap_granule_kunit.h"
 
-/*
- * Skip or fail where vmap() maps smaller than the rules say: a kernel that
- * does not map contiguous runs large at all skips, with one reason; a tree
- * that does sets CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT, and there every such
- * page fails.
- */
+/* Fail, not skip, where vmap() maps smaller than the rules say. */
 static const bool strict = IS_ENABLED(CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT);
 
-/*
- * The generated shapes come from this seed: fixed by default, so that every
- * run (and a board farm comparing runs) sees the same cases; another seed
- * explores others and replays them.
- */
+/* Seed of the generated shapes: fixed, so that runs are reproducible. */
 static ulong seed = 20261130;
 module_param(seed, ulong, 0444);
 MODULE_PARM_DESC(seed, "Seed of the generated shapes of pages[]");
@@ -86,11 +56,7 @@ static bool leaf_nx(u64 val, bool block)
 #endif
 }
 
-/*
- * The leaf that maps one address, found with the kernel's own page-table
- * walker (lib/test_aux_pmu.c uses it too): a PUD or PMD block ends the walk
- * at its level, a PTE may belong to an arm64 cont-PTE block.
- */
+/* The leaf mapping an address: a PUD/PMD block, or a PTE (maybe cont). */
 static int leaf_pud_entry(pud_t *pud, unsigned long addr, unsigned long next,
 			  struct mm_walk *walk)
 {
@@ -145,10 +111,7 @@ static const struct mm_walk_ops leaf_ops = {
 	.pte_entry = leaf_pte_entry,
 };
 
-/*
- * Lockless: the tests own the areas they walk, nothing changes or frees
- * those page tables meanwhile (and init_mm is not there for modules).
- */
+/* Lockless: the test owns the area, nothing frees its page tables. */
 static struct leaf walk_kernel(unsigned long va)
 {
 	struct leaf leaf = { G_NONE };
@@ -261,10 +224,7 @@ static int add_piece(struct vmap_case *vc, const struct piece *p)
 	return 0;
 }
 
-/*
- * Builds the shape of the current parameter and vmap()s it.  Skips when the
- * guest has too little memory or no free chunk of the order the shape needs.
- */
+/* Builds and vmap()s @shape; skips when its memory is not to be had. */
 static struct vmap_case *vmap_shape_create(struct kunit *test,
 					   const struct vmap_shape *shape)
 {
@@ -277,7 +237,6 @@ static struct vmap_case *vmap_shape_create(struct kunit *test,
 			kunit_skip(test, "a piece above MAX_PAGE_ORDER");
 	if (max_pages * 2 > totalram_pages() / 4)
 		kunit_skip(test, "not enough memory for this shape");
-
 	vc = kunit_kzalloc(test, sizeof(*vc), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, vc);
 	vc->shape = shape;
@@ -285,13 +244,11 @@ static struct vmap_case *vmap_shape_create(struct kunit *test,
 	KUNIT_ASSERT_NOT_NULL(test, vc->pages);
 	KUNIT_ASSERT_EQ(test, 0,
 			kunit_add_action_or_reset(test, vmap_case_release, vc));
-
 	for (i = 0; i < MAX_PIECES && shape->pieces[i].kind; i++) {
 		vc->piece_start[i] = vc->nr;
 		if (add_piece(vc, &shape->pieces[i]))
 			kunit_skip(test, "no free chunk of the order needed");
 	}
-
 	vc->addr = vmap(vc->pages, vc->nr, VM_MAP, PAGE_KERNEL);
 	KUNIT_ASSERT_NOT_NULL_MSG(test, vc->addr, "vmap() of %u pages failed",
 				  vc->nr);
@@ -320,10 +277,8 @@ static unsigned int run_length(struct vmap_case *vc, unsigned int i)
 }
 
 /*
- * contig[i]: how many pages from pages[i] on follow each other in physical
- * memory (with @apart, never past the end of the piece pages[i] came from).
- * The model asks it of single pages; it never splits pages[] into runs the
- * way a vmap() implementation may.
+ * contig[i]: physically contiguous pages from pages[i] on (with @apart, not
+ * past the end of its piece).
  */
 static unsigned int *contig_of(struct kunit *test, struct vmap_case *vc,
 			       bool apart)
@@ -351,10 +306,8 @@ static unsigned int *contig_pages(struct kunit *test, struct vmap_case *vc)
 }
 
 /*
- * Whether the naturally aligned block of 1 << @shift bytes around page @i,
- * the area starting at @va0, lies inside pages[] on physically contiguous
- * pages whose first is aligned the same: the condition for one entry to
- * map the whole block.
+ * Whether one entry can map the aligned 1 << @shift block around page @i of
+ * an area at @va0: all in pages[], contiguous, physically aligned the same.
  */
 static bool in_block(struct vmap_case *vc, const unsigned int *contig,
 		     unsigned long va0, unsigned int i, unsigned int shift)
@@ -369,10 +322,7 @@ static bool in_block(struct vmap_case *vc, const unsigned int *contig,
 	       IS_ALIGNED(PFN_PHYS(page_to_pfn(vc->pages[first])), 1UL << shift);
 }
 
-/*
- * The granule the rule gives page @i of an area at @va0: the largest block
- * the model offers whose aligned block around the page is in_block().
- */
+/* The granule of page @i by the rule: the largest block in_block(). */
 static enum granule model_granule(struct vmap_case *vc,
 				  const unsigned int *contig, unsigned long va0,
 				  unsigned int i)
@@ -386,11 +336,7 @@ static enum granule model_granule(struct vmap_case *vc,
 	return G_PTE;
 }
 
-/*
- * Whether some page of pages[] starts a physically aligned, contiguous
- * block of 1 << @shift bytes: wherever the area lands, such pages permit a
- * block, and an area aligned for them gets it.
- */
+/* Whether some page starts a physically aligned contiguous @shift block. */
 static bool holds_block(struct vmap_case *vc, const unsigned int *contig,
 			unsigned int shift)
 {
@@ -418,11 +364,7 @@ static unsigned int best_shift(struct vmap_case *vc, const unsigned int *contig)
 }
 
 static bool feature_present;
-
-/*
- * Whether vmap() maps one naturally aligned chunk of 1 << @order pages with
- * anything larger than PTEs; -ENOMEM where no such chunk is free.
- */
+/* Whether vmap() maps an aligned 1 << @order chunk larger than PTEs. */
 static int probe_maps_large(unsigned int order)
 {
 	unsigned int i, n = 1U << order;
@@ -457,11 +399,8 @@ static int probe_maps_large(unsigned int order)
 }
 
 /*
- * Whether this kernel's vmap() maps anything large at all: vmap() one
- * naturally aligned chunk of each granule the model expects.  A granule
- * whose chunk is not free tells nothing: at 64K pages a PMD is 512 MiB,
- * seldom free in a test guest, and taking that for the feature's absence
- * skipped the cases the cont-PTE blocks decide.
+ * Probes whether vmap() maps anything large, one chunk per expected granule;
+ * a chunk not free (a 512 MiB PMD at 64K pages) tells nothing.
  */
 static int vmap_granule_suite_init(struct kunit_suite *suite)
 {
@@ -478,7 +417,6 @@ static int vmap_granule_suite_init(struct kunit_suite *suite)
 	return 0;
 }
 
-/* Every page is mapped with the granule the rules give it. */
 /* Translation entries of pages counted per granule. */
 static unsigned int granule_entries(const unsigned int *pages)
 {
@@ -519,29 +457,18 @@ static void vmap_granule_map_test(struct kunit *test)
 			expected = m;
 		}
 	}
-	/*
-	 * The translation entries used (one per block, one per PTE) and as
-	 * many as the rule allows for these pages: what a mapping costs.
-	 */
 	kunit_info(test, "pages %u: PMD %u cont-PTE %u PTE %u: entries %u, by the rule %u\n",
 		   vc->nr, seen[G_PMD], seen[G_CONT], seen[G_PTE],
 		   granule_entries(seen), granule_entries(rule));
 	misaligned = vc->shape->aligned_runs &&
 		     !IS_ALIGNED((unsigned long)vc->addr, 1UL << best);
-	/*
-	 * Where vmap() maps base pages only, a shape with a run that permits
-	 * a block is skipped whether or not its area happened to land where
-	 * the model expects PTEs: where the VA allocator puts an area is luck,
-	 * and two boots of one kernel must give one result.  The block is the
-	 * architecture's, not the hooks': a kernel without the cont-PTE hook
-	 * must skip what a kernel with it skips.
-	 */
+	/* Skip any shape that permits a block: where the area lands is luck. */
 	if (!strict && !feature_present && !any_large &&
 	    (bad || misaligned || arch_block))
 		kunit_skip(test, BASE_PAGES_ONLY);
 	if (!bad && !misaligned)
 		return;
-	/* The shape as it came (its first runs), so that it can be rebuilt. */
+	/* The first runs, so that the shape can be rebuilt. */
 	kunit_info(test, "%u pages, in runs:\n", vc->nr);
 	for (start = 0, i = 0; start < vc->nr; start += len, i++) {
 		len = run_length(vc, start);
@@ -551,19 +478,10 @@ static void vmap_granule_map_test(struct kunit *test)
 	}
 	if (i > 16)
 		kunit_info(test, "  and %u runs more\n", i - 16);
-	/*
-	 * rb_alloc_aux() gives whole, naturally aligned chunks in ascending
-	 * page order, and after a fallback asks the highest order again: a
-	 * difference on such pages costs real trace buffers translation
-	 * entries.  Other shapes hold vmap() to the rule beyond what AUX
-	 * callers need (the posted series relies on descending orders).
-	 */
+	/* Shapes no AUX buffer has (trimmed, reversed): strict only. */
 	if (!strict && vc->shape->beyond_aux)
 		kunit_skip(test, BEYOND_AUX);
-	/*
-	 * nohugevmalloc is documented for huge vmalloc mappings; mapping
-	 * caller pages larger all the same costs no entries: strict only.
-	 */
+	/* Larger mappings after nohugevmalloc cost nothing: strict only. */
 	if (!strict && !vmap_allow_huge && !misaligned && larger == bad)
 		kunit_skip(test, NOHUGE_IGNORED);
 	KUNIT_EXPECT_FALSE_MSG(test, misaligned,
@@ -577,11 +495,7 @@ static void vmap_granule_map_test(struct kunit *test)
 			    granule_entries(seen), granule_entries(rule));
 }
 
-/*
- * A named shape against its row: the kernel must map the row's entries
- * where its area is aligned as the row assumes.  Rows state large vmap, so they
- * are not for nohugevmalloc or a documented PMD refusal.
- */
+/* A named shape, aligned as its row assumes, maps the row's entries. */
 static void vmap_granule_table_test(struct kunit *test)
 {
 	const struct vmap_table_row *row = test->param_value;
@@ -606,11 +520,7 @@ static void vmap_granule_table_test(struct kunit *test)
 	if (pmd_refusal_documented())
 		kunit_skip(test, "PMD blocks refused as documented");
 	strscpy(table, row->entries[config], sizeof(table));
-	/*
-	 * Rows count each piece apart: two pieces the page allocator put
-	 * side by side may form a larger block.  The pages of a try stay
-	 * held, so the next try gets others.
-	 */
+	/* Retry while pieces touch physically: rows count them apart. */
 	for (tries = 0; tries < 3; tries++) {
 		vc = vmap_shape_create(test, shape);
 		contig = contig_pages(test, vc);
@@ -725,11 +635,8 @@ static unsigned int pages_changed(struct vmap_case *vc)
 }
 
 /*
- * A permission change on one page of a vmap() area, inside whatever block
- * maps it.  arm64 refuses every area that is not VM_ALLOC with -EINVAL
- * (change_memory_common(): splitting a live block could conflict in the
- * TLB), so the mapping must stay as it was.  x86 splits the block: the page
- * changes, the rest keeps its data.  Other architectures state nothing.
+ * A permission change on one page: arm64 refuses non-VM_ALLOC areas with
+ * -EINVAL, leaving the mapping; x86 splits the block, keeping the data.
  */
 static void vmap_granule_set_memory_test(struct kunit *test)
 {
@@ -742,7 +649,6 @@ static void vmap_granule_set_memory_test(struct kunit *test)
 
 	if (!arch_states_granules())
 		kunit_skip(test, NO_ARCH_RULES);
-	/* set_memory_*() are not exported: only a built-in suite calls them. */
 	if (!IS_BUILTIN(CONFIG_VMAP_GRANULE_KUNIT_TEST))
 		kunit_skip(test, "set_memory_*() not exported to modules");
 	vc = vmap_case_create(test);
@@ -780,7 +686,6 @@ static void vmap_granule_set_memory_test(struct kunit *test)
 			    "pages changed by set_memory_nx()");
 }
 
-/* The generated shapes: vmap_granule_map_test() under a name of their own. */
 static void vmap_granule_generated_test(struct kunit *test)
 {
 	vmap_granule_map_test(test);

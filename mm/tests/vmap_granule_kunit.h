@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the vmap granule suite (vmap_granule_kunit.c) judges vmap() by,
- * apart from the code that judges, so that it can be reviewed on its own:
- * the blocks the architecture offers, the shapes of pages[] the suite maps
- * (named, and generated from a seed), and the mappings the named shapes
- * must get at each page size, written out by hand from the architecture,
- * with the notation they are written in.
+ * What vmap_granule_kunit.c judges vmap() by, for review on its own: the
+ * architecture's blocks, the shapes of pages[] and the hand-written tables
+ * of the mappings the named shapes must get at each page size.
  */
 #ifndef _MM_TESTS_VMAP_GRANULE_KUNIT_H
 #define _MM_TESTS_VMAP_GRANULE_KUNIT_H
@@ -27,11 +24,8 @@ static const char * const granule_names[NR_GRANULES] = {
 };
 
 /*
- * What the architecture itself can map vmap() areas with, from its own
- * constants, never from the hooks under test: arm64 PMD sections and
- * cont-PTE blocks of CONT_PTE_SHIFT at every page size; x86-64 2M pages,
- * which 4-level and 5-level paging always have (PSE is a 32-bit paging
- * feature; UML's CONFIG_X86_64 has no kernel page tables of its own here).
+ * The blocks from the architecture's constants, not the hooks under test:
+ * arm64 PMD and cont-PTE; x86-64 (not UML) 2M pages.
  */
 static bool arch_states_granules(void)
 {
@@ -56,25 +50,14 @@ static unsigned int arch_cont_shift(void)
 #endif
 }
 
-/*
- * The one refusal of an offered block a hook may make: arm64 kernels whose
- * arch_vmap_pmd_supported() says no with PTDUMP_DEBUGFS, as their
- * asm/vmalloc.h documents ("SW table walks can't handle removal of
- * intermediate entries").  nohugevmalloc is the other, and vmap_allow_huge
- * says so.
- */
+/* The refusal arm64's asm/vmalloc.h documents: PMD with PTDUMP_DEBUGFS. */
 static bool pmd_refusal_documented(void)
 {
 	return IS_ENABLED(CONFIG_ARM64) && IS_ENABLED(CONFIG_PTDUMP_DEBUGFS) &&
 	       !arch_vmap_pmd_supported(PAGE_KERNEL);
 }
 
-/*
- * The blocks the model expects vmap() to map with: what the architecture
- * offers, less what nohugevmalloc or a documented refusal turns off.  A
- * hook that refuses for no documented reason is not followed: the pages it
- * costs fail.
- */
+/* Expected blocks: those offered, less nohugevmalloc or documented ones. */
 static bool model_pmd(void)
 {
 	return vmap_allow_huge && arch_offers_pmd() && !pmd_refusal_documented();
@@ -85,11 +68,7 @@ static unsigned int model_cont_shift(void)
 	return vmap_allow_huge ? arch_cont_shift() : 0;
 }
 
-/*
- * The smallest block the architecture offers, as a shift; 0 for none, and
- * after nohugevmalloc: then the model expects base pages wherever the area
- * lands, and a kernel that maps them is checked, not skipped.
- */
+/* The smallest block offered, as a shift; 0: none or nohugevmalloc. */
 static unsigned int arch_block_shift(void)
 {
 	if (!vmap_allow_huge)
@@ -114,10 +93,7 @@ static unsigned int pmd_order(void)
 	return PMD_SHIFT - PAGE_SHIFT;
 }
 
-/*
- * Shapes of pages[]: a list of pieces, each taken from one allocation.
- * Orders are symbolic and resolved against the running kernel.
- */
+/* Shapes of pages[]: pieces of one allocation each, symbolic orders. */
 enum piece_kind { NO_PIECE, ORDER0, SPLIT, COMPOUND, SCATTERED };
 enum piece_order { O_ZERO, O_CONT, O_PMD, O_TWO_PMD, O_HALF_PMD };
 
@@ -130,17 +106,12 @@ struct piece {
 };
 
 #define MAX_PIECES 6
-
 struct vmap_shape {
 	const char *name;
 	struct piece pieces[MAX_PIECES];
 	/* Every run naturally aligned, as AUX chunks are: so must the area be. */
 	bool aligned_runs;
-	/*
-	 * Pages no AUX buffer is made of (trimmed or reversed pieces): the
-	 * rules still hold for them, but a vmap() that relies on its callers
-	 * giving whole chunks in ascending order may differ; strict only.
-	 */
+	/* Trimmed or reversed pieces, unlike AUX buffers: strict only. */
 	bool beyond_aux;
 };
 
@@ -161,22 +132,14 @@ static const struct vmap_shape vmap_shapes[] = {
 	  { SPLIT_CONT, P0, SPLIT_PMD, P0, SPLIT_CONT } },
 	{ "order0_interleaved", { P0, SPLIT_CONT, P0, SPLIT_CONT, P0 } },
 	{ "pfn_misaligned_pmd", { { SPLIT, O_PMD, 1 } } },
-	/*
-	 * Holds an aligned PMD physically, so the area is PMD aligned, but
-	 * every VA-aligned PMD of it is one page off in physical memory.
-	 */
+	/* PMD-aligned area, but each VA-aligned PMD is one page off in PA. */
 	{ "pfn_misaligned_two_pmd", { { SPLIT, O_TWO_PMD, 1 } } },
 	{ "pfn_misaligned_cont", { { SPLIT, O_CONT, 1 } } },
 	{ "one_short_of_cont", { { SPLIT, O_CONT, 0, 1 } }, true },
 	{ "one_short_of_pmd", { { SPLIT, O_PMD, 0, 1 } }, true },
 	{ "several_pmd", { SPLIT_PMD, SPLIT_PMD, SPLIT_PMD, SPLIT_PMD }, true },
 	{ "reversed_pmd", { { SPLIT, O_PMD, 0, 0, true } } },
-	/*
-	 * An AUX buffer whose second chunk fell back one order: rb_alloc_aux()
-	 * asks the highest order again for the next, so every later chunk sits
-	 * half a PMD off and can have cont-PTE blocks, not PMDs.  A scan that
-	 * gives up at the first run shorter than a PMD maps them with PTEs.
-	 */
+	/* Second AUX chunk fell back: later chunks sit half a PMD off. */
 	{ "aux_fallback_once",
 	  { SPLIT_PMD, { SPLIT, O_HALF_PMD }, SPLIT_PMD, SPLIT_PMD }, true },
 	/* Two such chunks: the one after them is on a PMD boundary again. */
@@ -185,14 +148,8 @@ static const struct vmap_shape vmap_shapes[] = {
 	  true },
 };
 
-/*
- * Generated shapes: pieces of every kind and order (up to two PMDs), trimmed
- * at either end, reversed, in any order.  Scattered pieces are runs of
- * single pages, so a large run after them may start at an aligned index
- * again: where a scan that gives up at the first small page would miss it.
- */
+/* Generated shapes: random pieces up to two PMDs, trimmed or reversed. */
 #define NR_GEN_SHAPES 200
-
 static struct vmap_shape gen_shapes[NR_GEN_SHAPES];
 static char gen_names[NR_GEN_SHAPES][KUNIT_PARAM_DESC_SIZE];
 
@@ -213,11 +170,7 @@ static void gen_piece(struct rnd_state *rnd, struct piece *p)
 	p->kind = kinds[pick(rnd, ARRAY_SIZE(kinds))];
 	p->order = p->kind == ORDER0 ? O_ZERO :
 		   orders[pick(rnd, ARRAY_SIZE(orders) - (p->kind == SCATTERED))];
-	/*
-	 * Where two PMDs are more than the page allocator hands out at once
-	 * (16K pages: a PMD is MAX_PAGE_ORDER), a PMD: a shape that can never
-	 * be built tests nothing.
-	 */
+	/* Two PMDs above MAX_PAGE_ORDER (16K pages) could never be built. */
 	if (p->order == O_TWO_PMD && pmd_order() + 1 > MAX_PAGE_ORDER)
 		p->order = O_PMD;
 	if (p->kind != SPLIT)
@@ -269,15 +222,11 @@ static void gen_build_shapes(unsigned long seed)
 }
 
 /*
- * The named shapes' mappings, written out from the architecture's blocks
- * for each configuration: arm64 at 4K (PMD 512 pages, cont-PTE 16), 16K
- * (2048, 128) and 64K (8192, 32), and x86-64 (PMD 512 pages, no PTE-level
- * block; its "cont" pieces are 16 pages).  Each string lists the entries in
- * address order, a letter for the granule and the count of entries in a
- * row: P PMD block, C cont-PTE block, T PTE.  A row holds for any area
- * aligned to @align (the shape's AUX-like runs require it; for the others
- * it is what the row assumes).  NULL: the shape cannot be built there (two
- * PMDs above MAX_PAGE_ORDER at 16K and 64K).
+ * Named shapes' entries per config: arm64 4K (PMD 512 pages, cont-PTE 16),
+ * 16K (2048, 128), 64K (8192, 32); x86-64 (PMD 512, "cont" pieces 16 pages).
+ * In address order, granule and count of consecutive entries: P PMD,
+ * C cont-PTE, T PTE.  Holds for an area aligned to @align.  NULL: cannot be
+ * built (two PMDs above MAX_PAGE_ORDER).
  */
 enum table_config { T_ARM64_4K, T_ARM64_16K, T_ARM64_64K, T_X86_64,
 		    NR_TABLE_CONFIGS };
@@ -371,12 +320,7 @@ static unsigned long granule_size(enum granule g)
 }
 
 #define ENTRIES_LEN 64
-
-/*
- * The entries that map @g[0..@nr) of an area at @va0, in the table's
- * notation; an entry starts at a PTE, or where a block's granule changes
- * or its address is aligned to the block.  Returns the number of entries.
- */
+/* @g[0..@nr) of an area at @va0 in table notation; returns the entries. */
 static unsigned int entries_string(char *buf, const enum granule *g,
 				   unsigned int nr, unsigned long va0)
 {

@@ -1,10 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Helpers shared by the perf_aux selftests: the synthetic AUX PMUs
- * (lib/test_aux_pmu.c), opening an AUX event, mapping its buffers, the
- * allocation rule of rb_alloc_aux() and what the kernel reports about
- * memory and warnings.
- */
+/* Helpers shared by the perf_aux selftests; PMUs of lib/test_aux_pmu.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -26,25 +21,14 @@ const char * const aux_pmu_names[] = {
 int pmu_type(const char *name)
 {
 	char path[256];
-	FILE *f;
-	int type = -1;
 
 	snprintf(path, sizeof(path), PMU_DIR "/%s/type", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-	return type;
+	return sysctl_read(path);
 }
 
 /*
- * Puts @value into the field @field of PMU @pmu, where its format/ file in
- * sysfs says it lives ("config:8-15", "config1:0-63", "config:3"): the
- * layout is the kernel's, as perf reads it.  0, -ENOENT without such a
- * field, -EINVAL for a format not understood, -ERANGE if @value does not
- * fit.
+ * Puts @value into @field of PMU @pmu where sysfs format/ says ("config:8-15").
+ * 0, -ENOENT without the field, -EINVAL bad format, -ERANGE if it won't fit.
  */
 int pmu_format_set(const char *pmu, const char *field, __u64 value,
 		   struct perf_event_attr *attr)
@@ -83,12 +67,8 @@ int pmu_format_set(const char *pmu, const char *field, __u64 value,
 }
 
 /*
- * With CONFIG_TEST_AUX_PMU=m (as the config of this directory asks), the
- * synthetic PMUs come with the module: each test program loads it before
- * its first test and unloads it after its last, as test_vmalloc.sh does
- * with test_vmalloc.  Built in, or where it cannot be loaded (no module,
- * not root), nothing happens and the tests that need it skip with
- * NO_TEST_PMU.
+ * Each program loads test_aux_pmu (CONFIG_TEST_AUX_PMU=m) if needed and
+ * unloads it at exit; without it the tests skip with NO_TEST_PMU.
  */
 static bool aux_pmu_module_loaded;
 
@@ -111,7 +91,7 @@ static void __attribute__((destructor)) aux_pmu_module_unload(void)
 		ksft_print_msg("test_aux_pmu: modprobe -r failed\n");
 }
 
-/* A sysctl (or any one-number file) read: the value, or -1. */
+/* A one-number file (sysctl) read: the value, or -1. */
 long sysctl_read(const char *path)
 {
 	long v = -1;
@@ -137,11 +117,7 @@ int sysctl_write(const char *path, long v)
 	return fclose(f) ? -errno : ret;
 }
 
-/*
- * PERF_AUX_FAIL_SETUP=1: the fixtures that change a sysctl fail their setup
- * right after changing it, so that a run proves from outside that their
- * teardown puts the sysctl back whatever fails.
- */
+/* PERF_AUX_FAIL_SETUP=1: setups fail after changing a sysctl (restore test). */
 bool aux_setup_failure_forced(void)
 {
 	const char *v = getenv("PERF_AUX_FAIL_SETUP");
@@ -149,36 +125,13 @@ bool aux_setup_failure_forced(void)
 	return v && !strcmp(v, "1");
 }
 
-/* PERF_AUX_DESTRUCTIVE=1: the programs that change the whole machine run. */
-bool aux_destructive(void)
-{
-	const char *s = getenv("PERF_AUX_DESTRUCTIVE");
-
-	return s && *s == '1';
-}
-
-/*
- * MAX_PAGE_ORDER of the running kernel: /proc/buddyinfo has a column per
- * order from 0 to it.
- */
+/* MAX_PAGE_ORDER of the running kernel: buddyinfo's last column. */
 int max_page_order(void)
 {
-	char *line = NULL, *tok, *save;
-	size_t len = 0;
-	int cols = -1;
-	FILE *f = fopen("/proc/buddyinfo", "r");
+	unsigned long nr[MAX_ORDERS];
+	int n = buddy_free(nr);
 
-	if (!f)
-		return -1;
-	if (getline(&line, &len, f) > 0) {
-		/* "Node 0, zone   Normal  n0 n1 ... nMAX" */
-		strtok_r(line, "\n ", &save);
-		for (cols = -4; (tok = strtok_r(NULL, "\n ", &save)); cols++)
-			;
-	}
-	free(line);
-	fclose(f);
-	return cols;
+	return n > 0 ? n - 1 : -1;
 }
 
 /* Field @field of /proc/meminfo in kB ("MemFree"), or -1. */
@@ -208,14 +161,6 @@ long mem_available_kb(void)
 	return meminfo_kb("MemAvailable");
 }
 
-/* get_order(): the order of the smallest block of pages holding @bytes. */
-int get_order_ul(unsigned long bytes)
-{
-	unsigned long pages = (bytes + page_size() - 1) / page_size();
-
-	return pages <= 1 ? 0 : ilog2_ul(pages - 1) + 1;
-}
-
 /* The order of the chunks @chunk names for a buffer of @nr_pages pages. */
 int aux_chunk_order(enum aux_chunk chunk, unsigned long nr_pages)
 {
@@ -227,10 +172,7 @@ int aux_chunk_order(enum aux_chunk chunk, unsigned long nr_pages)
 	return order < max ? order : max;
 }
 
-/*
- * A number of the synthetic PMUs' vmap/ directory in sysfs (see
- * lib/test_aux_pmu.c), or -1 without the module.  Readable by anyone.
- */
+/* A number from the synthetic PMUs' sysfs vmap/ directory, or -1. */
 long aux_vmap_attr(const char *name)
 {
 	char path[256];
@@ -240,11 +182,7 @@ long aux_vmap_attr(const char *name)
 	return sysctl_read(path);
 }
 
-/*
- * PMD_SIZE of the running kernel, as the module reports it; 0 without the
- * module (every test that sizes a buffer by it skips then, for want of
- * the PMUs).
- */
+/* PMD_SIZE of the running kernel, as the module reports it; 0 without. */
 unsigned long pmd_bytes(void)
 {
 	static long pages;
@@ -301,11 +239,7 @@ int aux_data_map(struct aux_buffer *b, int fd)
 	return 0;
 }
 
-/*
- * Maps an AUX area of @aux_pages right after the data area, read-only in
- * snapshot mode: where the kernel allocates and vmap()s the AUX pages.
- * 0 or -errno.
- */
+/* Maps @aux_pages of AUX after the data area (read-only for snapshot). */
 int aux_area_map(struct aux_buffer *b, unsigned long aux_pages, bool snapshot)
 {
 	struct perf_event_mmap_page *up = b->base;
@@ -342,11 +276,9 @@ void aux_buffer_unmap(struct aux_buffer *b)
 }
 
 /*
- * Calls @fn(ctx, aux_offset, aux_size, flags) for each PERF_RECORD_AUX in
- * the data area, consuming records up to the first that @fn fails.
- * Returns the number of AUX records, -ENOSPC when the kernel lost records
- * (PERF_RECORD_LOST), -EBADMSG for a malformed record, or what @fn
- * returned.
+ * Consumes the data area, calling @fn(ctx, offset, size, flags) per
+ * PERF_RECORD_AUX.  Returns their count, -ENOSPC on PERF_RECORD_LOST,
+ * -EBADMSG for a malformed record, or @fn's error.
  */
 int aux_records_read(struct aux_buffer *b,
 		     int (*fn)(void *ctx, __u64 off, __u64 size, __u64 flags),
@@ -395,11 +327,7 @@ int kmsg_open_at_end(void)
 	return fd;
 }
 
-/*
- * /dev/kmsg hands out one record per read() and refuses (EINVAL) a buffer
- * shorter than the record: room for the longest one the kernel formats
- * (PRINTK_MESSAGE_MAX, 2048 bytes in 7.x), and more.
- */
+/* Above PRINTK_MESSAGE_MAX: /dev/kmsg fails reads shorter than a record. */
 #define KMSG_RECORD_MAX 8192
 
 int kmsg_warnings(int fd)
@@ -481,10 +409,8 @@ unsigned long buddy_free_from(const unsigned long *nr, int n, int order)
 }
 
 /*
- * The highest order up to @top whose blocks and larger ones the buddy
- * lists hold twice @pages of (another task may take some first); -1 if
- * not even order 0, or buddyinfo is unreadable.  Below @top, a buffer of
- * @pages may fall back for want of memory, as the rule allows.
+ * The highest order up to @top with twice @pages free in blocks of it or
+ * larger; -1 if none.  Below @top a buffer may fall back, as the rule allows.
  */
 int buddy_room_order(unsigned long pages, int top)
 {
@@ -499,13 +425,7 @@ int buddy_room_order(unsigned long pages, int top)
 	return -1;
 }
 
-/*
- * buddy_room_order(), after one compaction if the buddy lists are short of
- * @top: a guest whose large blocks were split at boot (page cache, a test
- * framework's overlay unpacked into RAM) gets them back, so that a test skips for want
- * of memory only when there is none.  Without CONFIG_COMPACTION nothing
- * is compacted.
- */
+/* buddy_room_order(), compacting once first if short of @top. */
 int buddy_room_order_compact(unsigned long pages, int top)
 {
 	int room = buddy_room_order(pages, top);
@@ -532,12 +452,3 @@ int module_vmaps(void)
 	return n;
 }
 
-/* Frees are done by the time close() returns; a bound all the same. */
-int module_vmaps_settled(int want)
-{
-	int n, tries = 100;
-
-	while ((n = module_vmaps()) != want && --tries)
-		usleep(10000);
-	return n;
-}

@@ -1,10 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * Helpers shared by the perf_aux selftests: the synthetic AUX PMUs
- * (lib/test_aux_pmu.c), opening an AUX event, mapping its buffers, the
- * allocation rule of rb_alloc_aux() and what the kernel reports about
- * memory and warnings.
- */
+/* Helpers shared by the perf_aux selftests; PMUs of lib/test_aux_pmu.c. */
 #ifndef PERF_AUX_COMMON_H
 #define PERF_AUX_COMMON_H
 
@@ -29,12 +24,8 @@
 #define BASE_PAGES_ONLY "vmap() maps base pages only"
 #define HUGE_VMAP_OFF "nohugevmalloc"
 #define NOHUGE_IGNORED "vmap() maps large after nohugevmalloc, strict only"
-#define NO_FAULT_INJECTION "no fail_page_alloc and failslab in debugfs"
-#define NO_KMEMLEAK "no kmemleak in debugfs"
 #define NO_FREE_BLOCK "no free block of the order the rule asks"
-#define NOT_DESTRUCTIVE "destructive, PERF_AUX_DESTRUCTIVE=1 runs it"
 
-/* The synthetic PMUs and the capability each stands for. */
 enum aux_caps { CAPS_NONE, CAPS_LARGE, CAPS_NOSG };
 
 extern const char * const aux_pmu_names[];
@@ -58,19 +49,9 @@ static inline int ilog2_ul(unsigned long v)
 
 int pmu_type(const char *name);
 int max_page_order(void);
-int get_order_ul(unsigned long bytes);
 int pmu_format_set(const char *pmu, const char *field, __u64 value,
 		   struct perf_event_attr *attr);
 bool aux_setup_failure_forced(void);
-
-/*
- * Whether the programs that change the whole machine (fill memory, set vm
- * sysctls, turn on global fault injection, soak) may run: only with
- * PERF_AUX_DESTRUCTIVE=1, as mm's run_vmtests.sh runs its destructive
- * tests only with -d.  Their fixtures skip first thing otherwise, every
- * case with NOT_DESTRUCTIVE.
- */
-bool aux_destructive(void);
 
 long sysctl_read(const char *path);
 int sysctl_write(const char *path, long v);
@@ -85,12 +66,10 @@ int buddy_room_order(unsigned long pages, int top);
 int buddy_room_order_compact(unsigned long pages, int top);
 
 /*
- * The chunks a power-of-two AUX buffer gets, as commit 18049c8cff9c
- * ("perf/aux: Allocate non-contiguous AUX pages by default") states the
- * rule: single pages without PREFER_LARGE or NO_SG; otherwise chunks as
- * large as the watermark, which defaults to half the buffer, in normal
- * mode, and the whole buffer in snapshot mode; none above MAX_PAGE_ORDER.
- * A caller names which for each of its buffers.
+ * rb_alloc_aux()'s rule, commit 18049c8cff9c ("perf/aux: Allocate
+ * non-contiguous AUX pages by default"): single pages without PREFER_LARGE
+ * or NO_SG, else chunks of the watermark (default half the buffer), or the
+ * whole buffer in snapshot mode; none above MAX_PAGE_ORDER.
  */
 enum aux_chunk { CHUNK_PAGE, CHUNK_HALF, CHUNK_WHOLE };
 int aux_chunk_order(enum aux_chunk chunk, unsigned long nr_pages);
@@ -98,7 +77,6 @@ int aux_chunk_order(enum aux_chunk chunk, unsigned long nr_pages);
 /* The synthetic PMUs' vmap() call site, as /proc/vmallocinfo names it. */
 #define AUX_VMAP_CALLER "aux_test_setup_aux"
 int module_vmaps(void);
-int module_vmaps_settled(int want);
 
 /* An open AUX event with its data and AUX areas mapped. */
 struct aux_buffer {
@@ -119,10 +97,7 @@ unsigned long pmd_bytes(void);
 unsigned long aux_pages(enum aux_size size);
 int aux_event_open(int type, unsigned long watermark);
 
-/*
- * Data pages after the user page: room for a few thousand PERF_RECORD_AUX
- * records, so a consumer that drains them between AUX reads loses none.
- */
+/* Data pages after the user page: room for thousands of PERF_RECORD_AUX. */
 #define AUX_DATA_PAGES 16
 
 int aux_data_map(struct aux_buffer *b, int fd);

@@ -1,25 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The AUX consumer contract as perf tools rely on it
- * (tools/perf/util/auxtrace.c), against the synthetic AUX PMUs of
- * lib/test_aux_pmu.c:
- *  - the data extent is the user page's aux_head, read with acquire
- *    semantics; the PERF_RECORD_AUX records must cover exactly that, and
- *    once the event stopped aux_head is where the last record ends (SPE-like
- *    zero padding skipped after it aside); the consumer hands the extent
- *    back by writing aux_tail with release semantics;
- *  - a consumer that sleeps in poll() is woken at each aux_watermark: none
- *    lost (it is never left asleep with a watermark of trace unread), no
- *    storm (no more wakeups than watermarks and data-area watermarks
- *    crossed);
- *  - snapshot mode read as perf record -S reads it: stop, take the buffer
- *    up to aux_head, start again, several times over;
- *  - AUX mmap() requests at every boundary of perf_mmap() and
- *    perf_mmap_aux() (kernel/events/core.c) get their EINVAL and leave
- *    nothing mapped: no VMA in /proc/self/maps, no vmap in
- *    /proc/vmallocinfo;
- *  - an AUX area is charged to its user's locked_vm once, however often
- *    it is mapped again.
+ * The AUX consumer contract perf tools rely on (tools/perf/util/auxtrace.c),
+ * on lib/test_aux_pmu.c's PMUs:
+ *  - aux_head (acquire) is the extent the PERF_RECORD_AUX records cover,
+ *    and where they end once stopped; aux_tail (release) hands it back;
+ *  - poll() wakes at each aux_watermark: none lost, no storm;
+ *  - snapshot mode read as perf record -S reads it;
+ *  - bad AUX mmap()s get EINVAL and leave no VMA or vmap behind;
+ *  - an AUX area is charged to locked_vm once, however often remapped.
  */
 #include <errno.h>
 #include <grp.h>
@@ -34,13 +22,10 @@
 #include "../kselftest_harness.h"
 #include "aux_trace.h"
 
-/* Polls of the aux_head before a lag behind the records is a fault. */
+/* Polls of aux_head before a lag behind the records is a fault. */
 #define HEAD_RETRIES	1000
 
-/*
- * 64 KiB, at least 16 pages: room for a watermark of a quarter and ticks
- * of a sixteenth, at every page size.
- */
+/* 64 KiB, at least 16 pages: a quarter watermark, sixteenth ticks. */
 static unsigned long contract_pages(void)
 {
 	unsigned long pages = (64UL << 10) / page_size();
@@ -51,8 +36,7 @@ static unsigned long contract_pages(void)
 FIXTURE(contract) {
 	struct trace_consumer tc;
 	uint64_t tail;		/* the aux_tail this consumer wrote */
-	int kmsg;
-	int cpu;
+	int kmsg, cpu;
 };
 
 FIXTURE_VARIANT(contract) {
@@ -92,9 +76,8 @@ FIXTURE_TEARDOWN(contract)
 }
 
 /*
- * A generator on @pages of buffer, @parts ticks per buffer every
- * @period_ns, aux_watermark @watermark (0: the kernel's default).  The
- * consumer writes aux_tail itself, from aux_head, as perf does.
+ * A generator on @pages, @parts ticks per buffer every @period_ns, with
+ * @watermark (0: default); the consumer writes aux_tail, as perf does.
  */
 static int contract_open(struct trace_consumer *tc, enum gen_mode mode,
 			 unsigned long pages, bool snapshot, unsigned int parts,
@@ -117,12 +100,7 @@ static int contract_open(struct trace_consumer *tc, enum gen_mode mode,
 	return aux_area_map(&tc->b, pages, snapshot);
 }
 
-/*
- * Whether [@from, @to) of the AUX buffer may lie between the last record
- * and aux_head: what the SPE-like generator skips with
- * perf_aux_output_skip() (head alignment, the rest of the buffer when a
- * record does not fit), all zero.  TRBE-like trace skips nothing.
- */
+/* Whether [@from, @to) may be SPE-like zero padding before aux_head. */
 static bool contract_padding(struct trace_consumer *tc, uint64_t from,
 			     uint64_t to)
 {
@@ -131,10 +109,9 @@ static bool contract_padding(struct trace_consumer *tc, uint64_t from,
 
 	if (from == to)
 		return true;
-	if (tc->cfg.mode != GEN_SPE || to % tc->align)
-		return false;
-	if (to - from >= tc->align &&
-	    !(to % tc->size == 0 && to - from < tc->rec + tc->align))
+	if (tc->cfg.mode != GEN_SPE || to % tc->align ||
+	    (to - from >= tc->align &&
+	     !(to % tc->size == 0 && to - from < tc->rec + tc->align)))
 		return false;
 	for (off = from; off < to; off++)
 		if (aux[off % tc->size])
@@ -143,13 +120,10 @@ static bool contract_padding(struct trace_consumer *tc, uint64_t from,
 }
 
 /*
- * One read as auxtrace_mmap__read() does it: aux_head with acquire
- * semantics is the extent; the records in the data area must reach it
- * (perf_aux_output_end() posts the record, then publishes aux_head: a
- * record may be seen before its head, never a head before its record);
- * the extent goes back to the producer through aux_tail, with release
- * semantics, so that it sees every read of the data done first.  Returns
- * the new head, or -1 with tc->err set.
+ * One read as auxtrace_mmap__read() does: aux_head (acquire) is the extent,
+ * the records must reach it (a record may come before its head, never a
+ * head before its record); aux_tail (release) returns it.  The new head,
+ * or -1 with tc->err set.
  */
 static int64_t contract_read(struct trace_consumer *tc, uint64_t *tail)
 {
@@ -190,22 +164,15 @@ static int64_t contract_read(struct trace_consumer *tc, uint64_t *tail)
 	return head;
 }
 
-/*
- * The event stopped (pmu::stop() ended the last session): the records,
- * drained, end where aux_head says, but for padding skipped after them.
- * A head that lags the records hides the newest trace from perf.
- */
+/* Stopped: the records end at aux_head but for padding; no lagging head. */
 static int contract_settled(struct trace_consumer *tc, uint64_t *tail)
 {
-	uint64_t head;
-
 	if (contract_read(tc, tail) < 0)
 		return -1;
-	head = *tail;
-	if (tc->next_off > head) {
+	if (tc->next_off > *tail) {
 		snprintf(tc->err, sizeof(tc->err),
 			 "stopped: aux_head %llu lags the records, which end at %llu",
-			 (unsigned long long)head,
+			 (unsigned long long)*tail,
 			 (unsigned long long)tc->next_off);
 		return -1;
 	}
@@ -224,10 +191,7 @@ static void contract_log(struct __test_metadata *_metadata,
 	       (unsigned long long)tc->truncated);
 }
 
-/*
- * Eight rounds of trace read from aux_head while it is written, each
- * ended by stopping the event: every time, aux_head and the records agree.
- */
+/* Eight rounds read from aux_head, each stopped: aux_head and records agree. */
 TEST_F_TIMEOUT(contract, aux_head_is_the_extent, 300)
 {
 	struct trace_consumer *tc = &self->tc;
@@ -243,25 +207,19 @@ TEST_F_TIMEOUT(contract, aux_head_is_the_extent, 300)
 		ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
 		while (tc->bytes < want) {
 			ASSERT_LE(0, contract_read(tc, &self->tail))
-			{
 				TH_LOG("round %d: %s", round, tc->err);
-			}
 			/* TRUNCATED disables the event; perf enables again. */
 			if (tc->truncated > enabled_at) {
 				ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0);
 				enabled_at = tc->truncated;
 			}
 			ASSERT_GT(60, now_s() - start)
-			{
 				contract_log(_metadata, tc, self->tail);
-			}
 			usleep(200);
 		}
 		ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0));
 		ASSERT_EQ(0, contract_settled(tc, &self->tail))
-		{
 			TH_LOG("round %d: %s", round, tc->err);
-		}
 	}
 	contract_log(_metadata, tc, self->tail);
 	EXPECT_LE(16 * tc->size, tc->bytes);
@@ -270,15 +228,11 @@ TEST_F_TIMEOUT(contract, aux_head_is_the_extent, 300)
 #define WAKE_ATTEMPTS 3
 
 /*
- * Sleeps in poll() as perf record does, reading from aux_head at each
- * wakeup.  Buffer of 16 ticks, aux_watermark of 4: the consumer must be
- * woken once per watermark crossed, so it never finds itself asleep with
- * more than a watermark unread (a poll() timing out so is a lost wakeup;
- * a buffer that fills and truncates while it sleeps is one too, unless
- * the host starved it, which another attempt tells apart), and it is not
- * woken more often than the watermarks of the AUX buffer and of the data
- * area crossed (one for the TRUNCATED record that stops each overrun,
- * one for the end).
+ * poll() as perf record does, 16 ticks per buffer, a watermark of 4 ticks:
+ * a wakeup per watermark crossed, so never asleep with a watermark unread (a
+ * poll() timeout or the buffer filling while asleep is a lost wakeup; a retry
+ * rules out a starved host), and no more wakeups than the AUX and data-area
+ * watermarks crossed, plus one per TRUNCATED and one for the end.
  */
 TEST_F_TIMEOUT(contract, poll_wakes_at_aux_watermark, 300)
 {
@@ -312,21 +266,14 @@ TEST_F_TIMEOUT(contract, poll_wakes_at_aux_watermark, 300)
 			wakeups += ret > 0;
 			prev = self->tail;
 			ASSERT_LE(0, contract_read(tc, &self->tail))
-			{
 				TH_LOG("%s", tc->err);
-			}
-			/*
-			 * A second asleep without a wakeup: the head read
-			 * after it must not be a watermark past the last.
-			 */
+			/* Asleep a second: not a watermark past the last. */
 			if (!ret && self->tail - prev >= watermark)
 				timeouts++;
 		}
 		ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0));
 		ASSERT_EQ(0, contract_settled(tc, &self->tail))
-		{
 			TH_LOG("%s", tc->err);
-		}
 		data_head = __atomic_load_n(&up->data_head, __ATOMIC_ACQUIRE);
 		bound = self->tail / watermark +
 			data_head / (AUX_DATA_PAGES * page_size() / 2) +
@@ -347,17 +294,13 @@ TEST_F_TIMEOUT(contract, poll_wakes_at_aux_watermark, 300)
 	}
 	/* Each attempt filled the buffer while its consumer slept. */
 	ASSERT_GE(WAKE_ATTEMPTS, attempt)
-	{
 		TH_LOG("the buffer filled under a sleeping consumer %d times: wakeups lost",
 		       WAKE_ATTEMPTS);
-	}
 }
 
 /*
- * perf record -S: the AUX area mapped read-only (overwrite), and at each
- * snapshot the event stopped, the buffer taken up to aux_head, the event
- * started again.  Three snapshots, each after the buffer was overwritten
- * twice: each holds the newest trace before aux_head.
+ * perf record -S: read-only AUX; three times, after two overwrites, stop,
+ * take the buffer up to aux_head (the newest trace), start again.
  */
 TEST_F_TIMEOUT(contract, snapshot_as_perf_record_S, 300)
 {
@@ -382,9 +325,7 @@ TEST_F_TIMEOUT(contract, snapshot_as_perf_record_S, 300)
 		count = trace_count(tc);
 		ASSERT_LE(want, count * tc->rec);
 		ASSERT_EQ(0, trace_drain(tc) < 0)
-		{
 			TH_LOG("%s", tc->err);
-		}
 		head = __atomic_load_n(&trace_user_page(tc)->aux_head,
 				       __ATOMIC_ACQUIRE);
 		ASSERT_GT(tc->size, head);
@@ -396,25 +337,19 @@ TEST_F_TIMEOUT(contract, snapshot_as_perf_record_S, 300)
 		       snap, (unsigned long long)head,
 		       (unsigned long long)count, newest);
 		ASSERT_LE(0, newest)
-		{
 			TH_LOG("%s", tc->err);
-		}
 		EXPECT_LE(tc->size / 2 - tc->rec, newest);
 	}
 	EXPECT_TRUE(tc->flags_seen & PERF_AUX_FLAG_OVERWRITE);
 }
 
 /*
- * AUX mmap() requests at the boundaries perf_mmap() and perf_mmap_aux()
- * check, on each synthetic PMU (no generator: no privilege needed).  The
- * errno of each is what kernel/events/core.c returns for it: EINVAL for
- * every one.  After each, nothing of the request is left: the VMAs of the
- * event in /proc/self/maps and the PMUs' vmaps in /proc/vmallocinfo are
- * as before, and the right request still maps.
+ * AUX mmap()s at the boundaries perf_mmap() and perf_mmap_aux() check, on
+ * each synthetic PMU (no privilege needed): each gets EINVAL, leaves the
+ * event's VMAs and the PMUs' vmaps as before, and the right request maps.
  */
 struct bounds {
-	int fd;
-	int kmsg;
+	int fd, kmsg;
 	void *base;
 	size_t data_size;
 	int vmas, vmaps;
@@ -461,9 +396,10 @@ static int event_vmas(void)
 }
 
 #define RW (PROT_READ | PROT_WRITE)
-
 /* The data area: the user page and 4 data pages. */
 #define BOUNDS_DATA_PAGES 5
+/* Pages of the AUX area the good requests map. */
+#define AUX_AREA_PAGES 2
 
 FIXTURE_SETUP(bounds)
 {
@@ -501,9 +437,8 @@ static void bounds_map_data(struct __test_metadata *_metadata,
 }
 
 /*
- * mmap() of @len at file offset @pgoff pages, with the user page saying
- * aux_offset @offset and aux_size @size (unless there is no user page):
- * the mapping, or MAP_FAILED with errno.
+ * mmap() of @len at file offset @pgoff pages, the user page (if mapped)
+ * saying aux_offset @offset and aux_size @size: the mapping, or MAP_FAILED.
  */
 static void *bounds_mmap(struct bounds *self, unsigned long offset,
 			 unsigned long size, unsigned long len,
@@ -519,21 +454,21 @@ static void *bounds_mmap(struct bounds *self, unsigned long offset,
 }
 
 /*
- * The request gets EINVAL and leaves no VMA and no vmap behind (@extra:
+ * bounds_mmap() gets EINVAL and leaves no VMA and no vmap behind (@extra:
  * the VMAs and vmaps of earlier good requests still mapped).
  */
 static void bounds_refused(struct __test_metadata *_metadata,
-			   struct bounds *self, void *p, size_t len,
+			   struct bounds *self, unsigned long offset,
+			   unsigned long size, size_t len, unsigned long pgoff,
 			   int extra)
 {
+	void *p = bounds_mmap(self, offset, size, len, pgoff);
 	int vmaps;
 
 	if (p != MAP_FAILED) {
 		munmap(p, len);
 		ASSERT_EQ(MAP_FAILED, p)
-		{
 			TH_LOG("the request was mapped");
-		}
 	}
 	ASSERT_EQ(EINVAL, errno);
 	EXPECT_EQ(self->vmas + (self->base != MAP_FAILED) + extra,
@@ -542,9 +477,6 @@ static void bounds_refused(struct __test_metadata *_metadata,
 	if (vmaps >= 0 && self->vmaps >= 0)
 		EXPECT_EQ(self->vmaps + extra, vmaps);
 }
-
-/* Pages of the AUX area the good requests map. */
-#define AUX_AREA_PAGES 2
 
 /* The right request after a refused one: it maps, and unmaps clean. */
 static void bounds_still_maps(struct __test_metadata *_metadata,
@@ -562,8 +494,7 @@ TEST_F(bounds, aux_before_data_area)
 {
 	size_t len = AUX_AREA_PAGES * page_size();
 
-	bounds_refused(_metadata, &self->b,
-		       bounds_mmap(&self->b, 0, 0, len, BOUNDS_DATA_PAGES), len, 0);
+	bounds_refused(_metadata, &self->b, 0, 0, len, BOUNDS_DATA_PAGES, 0);
 	bounds_map_data(_metadata, &self->b);
 	bounds_still_maps(_metadata, &self->b);
 }
@@ -574,12 +505,9 @@ TEST_F(bounds, aux_offset_on_user_page)
 
 	bounds_map_data(_metadata, &self->b);
 	/* Where the mapping asks for the AUX area, the user page says 0. */
-	bounds_refused(_metadata, &self->b,
-		       bounds_mmap(&self->b, 0, len, len, BOUNDS_DATA_PAGES), len,
-		       0);
+	bounds_refused(_metadata, &self->b, 0, len, len, BOUNDS_DATA_PAGES, 0);
 	/* At file offset 0 it is the data area again, of another size. */
-	bounds_refused(_metadata, &self->b, bounds_mmap(&self->b, 0, len, len, 0), len,
-		       0);
+	bounds_refused(_metadata, &self->b, 0, len, len, 0, 0);
 	bounds_still_maps(_metadata, &self->b);
 }
 
@@ -588,25 +516,19 @@ TEST_F(bounds, aux_offset_inside_data_area)
 	size_t len = AUX_AREA_PAGES * page_size();
 
 	bounds_map_data(_metadata, &self->b);
-	bounds_refused(_metadata, &self->b,
-		       bounds_mmap(&self->b, page_size(), len, len, 1), len, 0);
+	bounds_refused(_metadata, &self->b, page_size(), len, len, 1, 0);
 	bounds_still_maps(_metadata, &self->b);
 }
 
-/*
- * The data area's last page, the one boundary a check of
- * "aux_offset < data pages" instead of "< user page + data pages" lets
- * through: the AUX area would start on trace records.
- */
+/* The last data page, which "aux_offset < data pages" would let through. */
 TEST_F(bounds, aux_offset_on_last_data_page)
 {
 	size_t len = AUX_AREA_PAGES * page_size();
 	unsigned long last = BOUNDS_DATA_PAGES - 1;
 
 	bounds_map_data(_metadata, &self->b);
-	bounds_refused(_metadata, &self->b,
-		       bounds_mmap(&self->b, last * page_size(), len, len, last),
-		       len, 0);
+	bounds_refused(_metadata, &self->b, last * page_size(), len, len, last,
+		       0);
 	bounds_still_maps(_metadata, &self->b);
 }
 
@@ -617,9 +539,7 @@ TEST_F(bounds, aux_area_overlaps_data_area)
 	unsigned long at = BOUNDS_DATA_PAGES - 2;
 
 	bounds_map_data(_metadata, &self->b);
-	bounds_refused(_metadata, &self->b,
-		       bounds_mmap(&self->b, at * page_size(), len, len, at), len,
-		       0);
+	bounds_refused(_metadata, &self->b, at * page_size(), len, len, at, 0);
 	bounds_still_maps(_metadata, &self->b);
 }
 
@@ -633,10 +553,8 @@ TEST_F(bounds, aux_area_overlaps_aux_area)
 	first = bounds_mmap(&self->b, self->b.data_size, len, len,
 			    BOUNDS_DATA_PAGES);
 	ASSERT_NE(MAP_FAILED, first);
-	bounds_refused(_metadata, &self->b,
-		       bounds_mmap(&self->b, self->b.data_size + 2 * page_size(),
-				   len, len, BOUNDS_DATA_PAGES + 2),
-		       len, 1);
+	bounds_refused(_metadata, &self->b, self->b.data_size + 2 * page_size(),
+		       len, len, BOUNDS_DATA_PAGES + 2, 1);
 	munmap(first, len);
 	bounds_still_maps(_metadata, &self->b);
 }
@@ -647,10 +565,8 @@ TEST_F(bounds, aux_offset_unaligned)
 	size_t len = AUX_AREA_PAGES * page_size();
 
 	bounds_map_data(_metadata, &self->b);
-	bounds_refused(_metadata, &self->b,
-		       bounds_mmap(&self->b, self->b.data_size + 1, len, len,
-				   BOUNDS_DATA_PAGES),
-		       len, 0);
+	bounds_refused(_metadata, &self->b, self->b.data_size + 1, len, len,
+		       BOUNDS_DATA_PAGES, 0);
 	bounds_still_maps(_metadata, &self->b);
 }
 
@@ -659,10 +575,8 @@ TEST_F(bounds, aux_size_not_power_of_two_pages)
 	size_t len = 3 * page_size();
 
 	bounds_map_data(_metadata, &self->b);
-	bounds_refused(_metadata, &self->b,
-		       bounds_mmap(&self->b, self->b.data_size, len, len,
-				   BOUNDS_DATA_PAGES),
-		       len, 0);
+	bounds_refused(_metadata, &self->b, self->b.data_size, len, len,
+		       BOUNDS_DATA_PAGES, 0);
 	bounds_still_maps(_metadata, &self->b);
 }
 
@@ -672,10 +586,8 @@ TEST_F(bounds, aux_size_unaligned)
 	size_t len = AUX_AREA_PAGES * page_size();
 
 	bounds_map_data(_metadata, &self->b);
-	bounds_refused(_metadata, &self->b,
-		       bounds_mmap(&self->b, self->b.data_size, page_size() + 1, len,
-				   BOUNDS_DATA_PAGES),
-		       len, 0);
+	bounds_refused(_metadata, &self->b, self->b.data_size, page_size() + 1,
+		       len, BOUNDS_DATA_PAGES, 0);
 	bounds_still_maps(_metadata, &self->b);
 }
 
@@ -684,14 +596,10 @@ TEST_F(bounds, aux_size_not_mapping_length)
 	size_t len = AUX_AREA_PAGES * page_size();
 
 	bounds_map_data(_metadata, &self->b);
-	bounds_refused(_metadata, &self->b,
-		       bounds_mmap(&self->b, self->b.data_size, 2 * len, len,
-				   BOUNDS_DATA_PAGES),
-		       len, 0);
-	bounds_refused(_metadata, &self->b,
-		       bounds_mmap(&self->b, self->b.data_size, len, 2 * len,
-				   BOUNDS_DATA_PAGES),
-		       2 * len, 0);
+	bounds_refused(_metadata, &self->b, self->b.data_size, 2 * len, len,
+		       BOUNDS_DATA_PAGES, 0);
+	bounds_refused(_metadata, &self->b, self->b.data_size, len, 2 * len,
+		       BOUNDS_DATA_PAGES, 0);
 	bounds_still_maps(_metadata, &self->b);
 }
 
@@ -705,10 +613,8 @@ TEST_F(bounds, second_aux_mapping_other_size)
 	first = bounds_mmap(&self->b, self->b.data_size, len, len,
 			    BOUNDS_DATA_PAGES);
 	ASSERT_NE(MAP_FAILED, first);
-	bounds_refused(_metadata, &self->b,
-		       bounds_mmap(&self->b, self->b.data_size, 2 * len, 2 * len,
-				   BOUNDS_DATA_PAGES),
-		       2 * len, 1);
+	bounds_refused(_metadata, &self->b, self->b.data_size, 2 * len, 2 * len,
+		       BOUNDS_DATA_PAGES, 1);
 	/* The same size again is the same area, mapped twice. */
 	again = bounds_mmap(&self->b, self->b.data_size, len, len,
 			    BOUNDS_DATA_PAGES);
@@ -732,8 +638,7 @@ static int charge_buffer_map(struct aux_buffer *b, int type,
 	if (b->fd < 0)
 		return -errno;
 	b->data_size = CHARGE_DATA_PAGES * page_size();
-	b->base = mmap(NULL, b->data_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       b->fd, 0);
+	b->base = mmap(NULL, b->data_size, RW, MAP_SHARED, b->fd, 0);
 	if (b->base == MAP_FAILED) {
 		b->base = NULL;
 		return -errno;
@@ -742,11 +647,9 @@ static int charge_buffer_map(struct aux_buffer *b, int type,
 }
 
 /*
- * The AUX area mapped again and again, each extra mapping unmapped, by an
- * unprivileged user with RLIMIT_MEMLOCK at 0: the charge of the first
- * mapping is all that is taken, and all of it comes back when the last
- * mapping goes, so the same buffer maps again afterwards.  A charge left
- * behind makes that fail with EPERM.
+ * An unprivileged user (RLIMIT_MEMLOCK 0) maps the AUX area again and again:
+ * only the first mapping is charged, and all of it comes back at the last
+ * unmap, so the buffer maps again after (a charge left behind: EPERM).
  */
 TEST(aux_area_mapped_again_charged_once)
 {
@@ -773,32 +676,27 @@ TEST(aux_area_mapped_again_charged_once)
 	if (CHARGE_DATA_PAGES + pages > limit)
 		SKIP(return, "perf_event_mlock_kb allows no AUX buffer");
 	rounds = 2 * limit / pages + 2;
-
 	ASSERT_EQ(0, setgroups(0, NULL));
 	ASSERT_EQ(0, setgid(uid));
 	ASSERT_EQ(0, setuid(uid));
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &none));
-
 	ret = charge_buffer_map(&b, type, pages);
 	if (b.fd < 0 && (ret == -EACCES || ret == -EPERM))
 		SKIP(return, "perf_event_paranoid forbids unprivileged events");
 	ASSERT_EQ(0, ret);
 	for (i = 0; i < rounds; i++) {
-		again = mmap(NULL, b.aux_size, PROT_READ | PROT_WRITE,
-			     MAP_SHARED, b.fd, b.data_size);
+		again = mmap(NULL, b.aux_size, RW, MAP_SHARED, b.fd,
+			     b.data_size);
 		ASSERT_NE(MAP_FAILED, again);
 		ASSERT_EQ(0, munmap(again, b.aux_size));
 	}
 	aux_buffer_unmap(&b);
 	ASSERT_EQ(0, close(b.fd));
-
 	/* Nothing is mapped: the whole allowance is the user's again. */
 	ret = charge_buffer_map(&b, type, pages);
 	ASSERT_EQ(0, ret)
-	{
 		TH_LOG("a %ld-page AUX area after %ld extra mappings",
 		       pages, rounds);
-	}
 	aux_buffer_unmap(&b);
 	ASSERT_EQ(0, close(b.fd));
 }

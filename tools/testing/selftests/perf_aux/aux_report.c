@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The synthetic AUX PMUs' report (lib/test_aux_pmu.c), read by name: each
- * line is fields "key=value" separated by spaces, in any order; keys this
- * reader does not know are skipped, so the module may report more.  Also
- * what the allocation and mapping rules allow for the chunks it reports.
- * It needs no perf event, so it also builds alone, for tests on the host.
+ * The synthetic AUX PMUs' report: "key=value" fields in any order, unknown
+ * keys skipped.  Builds alone (no perf event), for tests on the host.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -46,10 +43,8 @@ static bool report_number(const char *s, unsigned long max, unsigned long *v)
 }
 
 /*
- * One report line, whole, parsed in place (the line stays in r->line, the
- * strings point into it): 0, or -EBADMSG for a line not in the module's
- * format (a field that is not key=value, a needed key missing, empty or
- * twice, a number that is not one), which no field is taken from.
+ * Parses r->line in place (strings point into it): 0, or -EBADMSG (and no
+ * field taken) for a bad field, a key missing, empty or twice, a bad number.
  */
 int aux_report_parse(struct aux_report *r)
 {
@@ -94,10 +89,7 @@ int aux_report_parse(struct aux_report *r)
 	}
 	if (strlen(v[KEY_PMU]) >= sizeof(r->pmu) || n[KEY_SNAPSHOT] > 1)
 		return -EBADMSG;
-	/*
-	 * The base is %pK: the address with kptr_restrict=1, else a hash, or
-	 * "(____ptrval____)" before the hash key is ready.
-	 */
+	/* %pK: the address (kptr_restrict=1), a hash or "(____ptrval____)". */
 	r->base = strtoul(v[KEY_BASE], &end, 16);
 	if (*end)
 		r->base = 0;
@@ -116,11 +108,7 @@ int aux_report_parse(struct aux_report *r)
 	return 0;
 }
 
-/*
- * Finds the report line of event @id; 0 on success, -errno otherwise
- * (-EBADMSG: a line of the report is not in its format).  @r starts
- * zeroed or from an earlier read, whose line buffer it reuses.
- */
+/* The line of event @id into @r (zeroed or reused): 0 or -errno. */
 int aux_report_read(unsigned long long id, struct aux_report *r)
 {
 	FILE *f = fopen(AUX_REPORT, "r");
@@ -148,11 +136,7 @@ void aux_report_free(struct aux_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/*
- * Expands "9x2,0x3" into orders[] = { 9, 9, 0, 0, 0 }; returns the count,
- * -E2BIG when there are more than @max chunks (none is cut off) or
- * -EBADMSG when @chunks is not such a list.
- */
+/* "9x2,0x3" into { 9, 9, 0, 0, 0 }: the count, -E2BIG over @max, -EBADMSG. */
 int aux_report_orders(const char *chunks, int *orders, int max)
 {
 	int order, count, n = 0, used;
@@ -174,13 +158,8 @@ int aux_report_orders(const char *chunks, int *orders, int max)
 }
 
 /*
- * The most translation entries the rules allow for AUX chunks of @orders,
- * in their order.  Each chunk is naturally aligned in physical memory, so
- * it can take a granule wherever its offset in an area aligned to the
- * largest granule is aligned to that granule too: after a fallback, later
- * chunks may be left with cont-PTE blocks, never fewer.  Chunks that
- * happen to be contiguous with each other may do better.  @pmd_pages 0:
- * no PMD blocks; @cont_pages 0: no PTE-level blocks.
+ * The most translation entries the rules allow for chunks of @orders: each
+ * takes a granule where its offset is aligned to it (0 pages: no such block).
  */
 unsigned long chunk_entries(const int *orders, int n, unsigned long pmd_pages,
 			    unsigned long cont_pages)
@@ -209,14 +188,11 @@ static int report_ilog2(unsigned long v)
 }
 
 /*
- * Chunk orders @chunks (a report's "9x2,0x3") of a buffer of @pages pages
- * against rb_alloc_aux()'s rule.  Chunk i's bound is the least of @ceiling,
- * ilog2(pages left) and @below - 1 (orders from @below known to fail): it
- * is at most that, and, falling back one order at a time, at least the
- * bound or @floor (an order known to be free for the whole buffer; 0:
- * none known), whichever is less.  The chunks cover the buffer.  Returns
- * the number of chunks, with those below their bound in *@fallbacks, or -1
- * and the first violation in @why.
+ * @chunks of a @pages buffer against rb_alloc_aux()'s rule: chunk i is at
+ * most its bound, the least of @ceiling, ilog2(pages left) and @below - 1
+ * (@below: known to fail), and at least min(bound, @floor) (@floor: known
+ * free, 0: none); together they cover the buffer.  Returns the count
+ * (fallbacks in *@fallbacks), or -1 and the violation in @why.
  */
 int aux_chunks_check(const char *chunks, unsigned long pages, int ceiling,
 		     int below, int floor, int *orders, int max, int *fallbacks,

@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * The report of the synthetic AUX PMUs (lib/test_aux_pmu.c): a line of
- * named fields per live buffer in debugfs, and what the allocation and
- * mapping rules allow for the chunks it gives.
- */
+/* The synthetic AUX PMUs' debugfs report: a line of fields per buffer. */
 #ifndef PERF_AUX_REPORT_H
 #define PERF_AUX_REPORT_H
 
@@ -20,8 +16,7 @@ struct aux_report {
 	unsigned long base;
 	const char *chunks;	/* "9x2,0x3", into @line */
 	unsigned long entries, pmd, cont, pte;
-	/* Pages per PMD and cont-PTE block (0: none), and the granule map. */
-	unsigned long pmd_pages, cont_pages;
+	unsigned long pmd_pages, cont_pages;	/* per block, 0: none */
 	const char *map;	/* "P512,C32,T5", into @line */
 	char *line;		/* the whole line, as getline() read it */
 	size_t line_len;

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * The consumer side of the trace generator of lib/test_aux_pmu.c (see
- * aux_trace.h).
- */
+/* Consumer of lib/test_aux_pmu.c's trace generator (see aux_trace.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -17,11 +14,7 @@
 #include "../kselftest.h"
 #include "aux_trace.h"
 
-/*
- * Records per tick for a buffer of @bytes: a quarter of it, at most 256 KiB
- * of interrupt (without high-resolution timers a tick is a jiffy), so that
- * wraps take the same ticks at every page size.
- */
+/* Records per tick: a quarter of @bytes, at most 256 KiB per interrupt. */
 unsigned int gen_quarter_burst(const struct gen_config *c, size_t bytes)
 {
 	size_t tick = bytes / 4;
@@ -98,37 +91,7 @@ static int trace_fail(struct trace_consumer *tc, const char *fmt, ...)
 	return -1;
 }
 
-/*
- * attr.config and config1 of the generator @c for the synthetic PMU @pmu,
- * from the PMU's own format/ fields (lib/test_aux_pmu.c).  0 or -errno.
- */
-static int gen_config_set(const char *pmu, const struct gen_config *c,
-			  struct perf_event_attr *attr)
-{
-	const struct {
-		const char *field;
-		__u64 value;
-	} fields[] = {
-		{ "mode", c->mode }, { "words", c->words },
-		{ "align", c->align_log2 }, { "burst", c->burst },
-		{ "period", c->period_ns },
-	};
-	size_t i;
-	int ret;
-
-	for (i = 0; i < ARRAY_SIZE(fields); i++) {
-		ret = pmu_format_set(pmu, fields[i].field, fields[i].value,
-				     attr);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-/*
- * Opens a generating event of the synthetic PMU @caps on @cpu (all tasks),
- * disabled, and maps @nr_pages of AUX buffer.  Returns 0 or -errno.
- */
+/* A disabled generating event on @cpu with @nr_pages of AUX mapped. */
 int trace_open(struct trace_consumer *tc, enum aux_caps caps,
 	       const struct gen_config *cfg, unsigned long nr_pages,
 	       bool snapshot, int cpu)
@@ -142,11 +105,7 @@ int trace_open(struct trace_consumer *tc, enum aux_caps caps,
 	return ret;
 }
 
-/*
- * The generating event on @cpu with its data area mapped, the AUX area not
- * yet: where the kernel allocates the AUX pages, for a caller that wants
- * to be between the two (fault_test).
- */
+/* trace_open() up to the data area; the caller maps the AUX area. */
 int trace_open_event(struct trace_consumer *tc, enum aux_caps caps,
 		     const struct gen_config *cfg, unsigned long nr_pages,
 		     bool snapshot, int cpu)
@@ -166,6 +125,15 @@ int trace_open_event_watermark(struct trace_consumer *tc, enum aux_caps caps,
 		.disabled = 1,
 		.aux_watermark = watermark,
 	};
+	const struct {
+		const char *field;
+		__u64 value;
+	} fields[] = {
+		{ "mode", cfg->mode }, { "words", cfg->words },
+		{ "align", cfg->align_log2 }, { "burst", cfg->burst },
+		{ "period", cfg->period_ns },
+	};
+	size_t i;
 	int fd, ret;
 
 	memset(tc, 0, sizeof(*tc));
@@ -179,9 +147,12 @@ int trace_open_event_watermark(struct trace_consumer *tc, enum aux_caps caps,
 	attr.type = pmu_type(aux_pmu_names[caps]);
 	if ((int)attr.type < 0)
 		return -ENODEV;
-	ret = gen_config_set(aux_pmu_names[caps], cfg, &attr);
-	if (ret)
-		return ret;
+	for (i = 0; i < ARRAY_SIZE(fields); i++) {
+		ret = pmu_format_set(aux_pmu_names[caps], fields[i].field,
+				     fields[i].value, &attr);
+		if (ret)
+			return ret;
+	}
 	fd = sys_perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -223,10 +194,7 @@ uint64_t trace_count(struct trace_consumer *tc)
 	return count;
 }
 
-/*
- * Index of the first byte where @a and @b differ, or @n.  memcmp() first:
- * the consumer must keep up with the generator also under emulation.
- */
+/* Index of the first byte where @a and @b differ, or @n (memcmp() first). */
 static size_t trace_first_diff(const uint8_t *a, const uint8_t *b, size_t n)
 {
 	size_t i = 0;
@@ -308,10 +276,7 @@ static int trace_check_stream(struct trace_consumer *tc, const uint8_t *p,
 	return 0;
 }
 
-/*
- * After a flagged gap the stream starts again at a frame: its A-Sync and
- * sequence number, collected across records, say which frame.
- */
+/* After a flagged gap, the restart frame's A-Sync and number say where. */
 static int trace_check_bytes(struct trace_consumer *tc, uint64_t off,
 			     uint64_t size)
 {
@@ -365,9 +330,9 @@ static int trace_check_hole(struct trace_consumer *tc, uint64_t from,
 	return 0;
 }
 
-static int trace_aux_record(struct trace_consumer *tc, uint64_t off,
-			    uint64_t size, uint64_t flags)
+static int trace_aux_record(void *ctx, __u64 off, __u64 size, __u64 flags)
 {
+	struct trace_consumer *tc = ctx;
 	uint64_t format = flags & PERF_AUX_FLAG_PMU_FORMAT_TYPE_MASK;
 	uint64_t want = tc->cfg.mode == GEN_TRBE ?
 			PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW : 0;
@@ -391,12 +356,7 @@ static int trace_aux_record(struct trace_consumer *tc, uint64_t off,
 	if (flags & PERF_AUX_FLAG_OVERWRITE)
 		return trace_fail(tc, "OVERWRITE in normal mode at %llu",
 				  (unsigned long long)off);
-	/*
-	 * How far behind the producer this consumer is, with the tail it
-	 * last told the producer: tells a starved consumer apart.
-	 * perf_aux_output_end() emits the record before it moves aux_head,
-	 * so the head read here may trail the record.
-	 */
+	/* How far behind: tells a starved consumer apart (head may trail). */
 	head = __atomic_load_n(&trace_user_page(tc)->aux_head, __ATOMIC_ACQUIRE);
 	if ((int64_t)(head - tc->next_off) > (int64_t)tc->max_fill)
 		tc->max_fill = head - tc->next_off;
@@ -426,29 +386,17 @@ static int trace_aux_record(struct trace_consumer *tc, uint64_t off,
 		tc->gap_ok = true;
 	if (flags & PERF_AUX_FLAG_TRUNCATED)
 		tc->truncated++;
-	/*
-	 * Consumed: the producer may write here again.  A consumer that
-	 * takes its extent from aux_head, as perf does, writes aux_tail
-	 * itself.
-	 */
+	/* Consumed (a consumer reading to aux_head writes aux_tail itself). */
 	if (!tc->tail_from_head)
 		__atomic_store_n(&trace_user_page(tc)->aux_tail, tc->next_off,
 				 __ATOMIC_RELEASE);
 	return 0;
 }
 
-static int trace_record_cb(void *ctx, __u64 off, __u64 size, __u64 flags)
-{
-	return trace_aux_record(ctx, off, size, flags);
-}
-
-/*
- * Handles the records in the data area; returns how many AUX records it
- * saw, or -1 with tc->err set.
- */
+/* Handles the data area's records: how many AUX ones, or -1 and tc->err. */
 static int trace_poll(struct trace_consumer *tc)
 {
-	int n = aux_records_read(&tc->b, trace_record_cb, tc);
+	int n = aux_records_read(&tc->b, trace_aux_record, tc);
 
 	if (n == -ENOSPC)
 		return trace_fail(tc, "the data area lost records");
@@ -457,11 +405,7 @@ static int trace_poll(struct trace_consumer *tc)
 	return n;
 }
 
-/*
- * Pins this task away from @cpu when there is another CPU, so the consumer
- * does not compete with the generator's interrupts.  Returns the CPU the
- * generator runs on.
- */
+/* The generator's CPU; this task is pinned away from it if it can be. */
 int trace_pick_cpus(void)
 {
 	cpu_set_t set;
@@ -483,10 +427,7 @@ int trace_pick_cpus(void)
 	return first < 0 ? 0 : first;
 }
 
-/*
- * CPU-wide events (the generator's) need CAP_PERFMON unless
- * perf_event_paranoid allows them to everyone.
- */
+/* CPU-wide events need CAP_PERFMON unless perf_event_paranoid <= 0. */
 bool cpu_events_allowed(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
@@ -526,11 +467,8 @@ double now_s(void)
 }
 
 /*
- * Consumes until @bytes were checked and the data wrapped @wraps times.
- * After a TRUNCATED record the core
- * disables the event (at its next schedule-out); once caught up, the
- * consumer enables it again, as perf does.  Also re-enables after a quiet
- * spell, in case the disable landed after the last enable.
+ * Consumes until @bytes were checked and the data wrapped @wraps times,
+ * re-enabling the event after TRUNCATED (as perf does) or a quiet spell.
  */
 int trace_consume(struct trace_consumer *tc, uint64_t bytes, uint64_t wraps,
 		  double timeout)
@@ -574,11 +512,9 @@ static bool trace_record_at(struct trace_consumer *tc, uint64_t off,
 }
 
 /*
- * SPE-like snapshot, after the event stopped: the record before the head is
- * the last one generated, and the records before it are its predecessors,
- * with at most a record's worth of zero padding where a session jumped to
- * the next half of the buffer.  Returns the bytes of newest data found in
- * sequence, or -1.
+ * SPE-like snapshot, stopped: the newest record ends at the head, each
+ * earlier one before it, with at most a record of zero padding between.
+ * Returns the bytes of newest data found in sequence, or -1.
  */
 long trace_check_snapshot_records(struct trace_consumer *tc, uint64_t head,
 				  uint64_t count)
@@ -626,73 +562,3 @@ long trace_check_snapshot_stream(struct trace_consumer *tc, uint64_t head,
 	return tc->size;
 }
 
-/*
- * Why generating events of the synthetic PMUs cannot be tested here (a
- * constant skip reason), or NULL with the PMUs' vmaps in @vmaps: they need
- * the PMUs, CPU-wide events, and root to count the vmaps.
- */
-const char *generators_unavailable(int *vmaps)
-{
-	if (pmu_type(aux_pmu_names[CAPS_LARGE]) < 0)
-		return NO_TEST_PMU;
-	if (!cpu_events_allowed())
-		return NO_PERFMON;
-	*vmaps = module_vmaps();
-	return *vmaps < 0 ? NOT_ROOT : NULL;
-}
-
-/*
- * A thread that opens, maps, enables, unmaps and closes generating events
- * with a random capability, size and CPU until @until (struct aux_churn):
- * a CPU's exclusive PMU may be busy (EBUSY), memory may run short
- * (ENOMEM); nothing else is a documented answer.  With @inject, fault
- * injection fails this thread's allocations while it maps the AUX area
- * (make-it-fail, written through a file opened once: turning it off must
- * not itself allocate).
- */
-void *aux_churn(void *arg)
-{
-	static const enum aux_size sizes[] = {
-		TWO_PAGES, SIXTEEN_PAGES, PMD_BYTES,
-	};
-	const struct gen_config cfg = {
-		.mode = GEN_SPE, .words = 6, .align_log2 = 6, .burst = 64,
-		.period_ns = 500000,
-	};
-	struct aux_churn *c = arg;
-	struct trace_consumer tc;
-	unsigned long pages;
-	int ret, fail = -1;
-
-	if (c->inject) {
-		fail = open("/proc/thread-self/make-it-fail", O_WRONLY);
-		if (fail < 0)
-			c->bad_errno = errno;
-	}
-	while (now_s() < c->until && !c->bad_errno) {
-		pages = aux_pages(sizes[rand_r(&c->seed) % 3]);
-		ret = trace_open_event(&tc, rand_r(&c->seed) % 3, &cfg, pages,
-				       false, c->cpu[rand_r(&c->seed) % c->cpus]);
-		if (!ret) {
-			if (fail >= 0 && pwrite(fail, "1", 1, 0) != 1)
-				c->bad_errno = errno;
-			ret = aux_area_map(&tc.b, pages, false);
-			if (fail >= 0 && pwrite(fail, "0", 1, 0) != 1)
-				c->bad_errno = errno;
-		}
-		if (!ret && ioctl(tc.b.fd, PERF_EVENT_IOC_ENABLE, 0))
-			ret = -errno;
-		if (!ret) {
-			c->maps++;
-			usleep(rand_r(&c->seed) % 2000);
-		} else if (ret == -EBUSY || ret == -ENOMEM) {
-			c->refused++;
-		} else {
-			c->bad_errno = -ret;
-		}
-		trace_close(&tc);
-	}
-	if (fail >= 0)
-		close(fail);
-	return NULL;
-}

@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The consumer side of the trace generator of lib/test_aux_pmu.c.  It opens
- * a generating event, follows its PERF_RECORD_AUX records, checks every
- * byte they cover against what the generator must have written there, and
- * checks the records themselves: flags, offsets, padding, gaps.  The trace
- * format is described at the top of lib/test_aux_pmu.c; it is rebuilt here
- * from that description, not shared with the kernel.
+ * Consumer of lib/test_aux_pmu.c's trace generator: checks every byte the
+ * PERF_RECORD_AUX records cover, and the records (flags, offsets, gaps).
+ * The format is rebuilt from that file's description, not shared.
  */
 #ifndef PERF_AUX_TRACE_H
 #define PERF_AUX_TRACE_H
@@ -91,17 +88,5 @@ long trace_check_snapshot_records(struct trace_consumer *tc, uint64_t head,
 				  uint64_t count);
 long trace_check_snapshot_stream(struct trace_consumer *tc, uint64_t head,
 				 uint64_t count);
-
-struct aux_churn {
-	const int *cpu;		/* the CPUs to open events on */
-	int cpus;
-	double until;		/* now_s() to stop at */
-	unsigned int seed;
-	bool inject;
-	int maps, refused, bad_errno;
-};
-
-const char *generators_unavailable(int *vmaps);
-void *aux_churn(void *arg);
 
 #endif /* PERF_AUX_TRACE_H */

@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * What the running kernel's vmap() may map an AUX buffer with: PMD blocks
- * where the module says the architecture allows them, whether vmap() maps
- * large at all, and the boot's own word (nohugevmalloc, strict).
- */
+/* What the running kernel's vmap() may map an AUX buffer with. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +9,7 @@
 #include "aux_report.h"
 #include "aux_vmap.h"
 
-/*
- * PERF_AUX_STRICT=1 (VARIANT=strict): a vmap() that maps base pages only
- * fails the page-size checks instead of skipping them.
- */
+/* PERF_AUX_STRICT=1: a vmap() of base pages only fails rather than skips. */
 bool aux_strict(void)
 {
 	const char *s = getenv("PERF_AUX_STRICT");
@@ -24,13 +17,7 @@ bool aux_strict(void)
 	return s && *s == '1';
 }
 
-/*
- * Whether the kernel was booted with nohugevmalloc: vmap() is then asked for
- * base pages, so a buffer mapped with them did as asked, and no allowance
- * of larger granules is promised.  Mapping larger all the same costs no
- * entries: the tests skip it (NOHUGE_IGNORED) unless strict, as the KUnit
- * vmap_granule suite does.
- */
+/* Booted with nohugevmalloc: vmap() is asked for base pages only. */
 bool huge_vmap_off(void)
 {
 	char *line = NULL, *tok, *save;
@@ -51,12 +38,7 @@ bool huge_vmap_off(void)
 	return off;
 }
 
-/*
- * Pages per PMD block a vmap() may use: none where the running kernel's
- * arm64 hook refuses PMD blocks for the reason it documents (the kernel
- * page tables can be dumped), as the module reports; any other refusal
- * is no allowance.
- */
+/* Pages per PMD block vmap() may use: 0 where arm64 refuses for ptdump. */
 unsigned long vmap_pmd_pages(void)
 {
 	if (aux_vmap_attr("pmd_refused_ptdump") == 1)
@@ -64,12 +46,7 @@ unsigned long vmap_pmd_pages(void)
 	return pmd_bytes() / page_size();
 }
 
-/*
- * Whether this kernel's vmap() maps anything large: a two-PMD buffer of the
- * PREFER_LARGE PMU (chunks are at most half the default watermark's
- * buffer), its report read (kptr_restrict is 1 in the tests).  A buffer
- * mapped with base pages only means no feature, or a lost granule.
- */
+/* Whether vmap() maps a two-PMD PREFER_LARGE buffer with fewer entries. */
 bool vmap_maps_large(void)
 {
 	struct aux_report r = {};

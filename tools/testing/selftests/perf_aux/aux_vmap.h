@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * What the running kernel's vmap() may map an AUX buffer with, for the
- * perf_aux selftests that count its translation entries.
- */
+/* What the running kernel's vmap() may map an AUX buffer with. */
 #ifndef PERF_AUX_VMAP_H
 #define PERF_AUX_VMAP_H
 

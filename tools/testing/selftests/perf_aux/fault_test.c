@@ -24,6 +24,7 @@
 #include "../kselftest_harness.h"
 #include "aux_fault.h"
 #include "aux_report.h"
+#include "aux_extended.h"
 #include "aux_trace.h"
 
 /* Every page allocation of this task of @min_order or more fails. */

@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 
 #include "../kselftest_harness.h"
+#include "aux_extended.h"
 #include "aux_trace.h"
 #include "aux_report.h"
 #include "aux_vmap.h"

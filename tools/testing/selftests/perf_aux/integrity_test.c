@@ -1,14 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Trace integrity through the AUX buffer's kernel mapping.
- *
- * The synthetic AUX PMUs of lib/test_aux_pmu.c generate trace from a timer
- * interrupt and write it through their own vmap() of the AUX pages, the
- * mapping large chunks let the kernel build from PMD blocks or cont-PTEs.
- * Every byte a PERF_RECORD_AUX covers must read back exactly as generated
- * and in order, whatever the granules; sequence numbers may jump only after
- * a record flagged TRUNCATED, PARTIAL or COLLISION, and never go back.
- * Each buffer is consumed through at least four wraps.
+ * Trace written through the AUX vmap (lib/test_aux_pmu.c's generator) reads
+ * back exactly and in order, whatever the granules; sequence numbers jump
+ * only after a TRUNCATED, PARTIAL or COLLISION record, never back.  At least
+ * four wraps per buffer.
  */
 #include <sys/ioctl.h>
 
@@ -148,10 +143,8 @@ FIXTURE_SETUP(integrity)
 	unsigned long pages = aux_pages(variant->size);
 	size_t bytes = pages * page_size();
 	struct gen_config cfg = {
-		.mode = variant->mode,
-		.words = variant->words,
-		.align_log2 = variant->align_log2,
-		.period_ns = 500000,
+		.mode = variant->mode, .words = variant->words,
+		.align_log2 = variant->align_log2, .period_ns = 500000,
 	};
 	int ret, top, room = 0;
 
@@ -165,11 +158,7 @@ FIXTURE_SETUP(integrity)
 		SKIP(return, NO_PERFMON);
 	cfg.burst = gen_quarter_burst(&cfg, bytes);
 	self->kmsg = kmsg_open_at_end();
-	/*
-	 * NO_SG chunks of the rule's order or nothing: memory an earlier
-	 * program fragmented (or a test framework's overlay) may have no such
-	 * block left.
-	 */
+	/* NO_SG needs chunks of the rule's order: memory may have none left. */
 	top = aux_chunk_order(variant->caps == CAPS_NONE ? CHUNK_PAGE :
 			      CHUNK_HALF, pages);
 	if (variant->caps == CAPS_NOSG)
@@ -179,9 +168,7 @@ FIXTURE_SETUP(integrity)
 	if (ret == -ENOMEM && variant->caps == CAPS_NOSG && room < top)
 		SKIP(return, NO_FREE_BLOCK);
 	ASSERT_EQ(0, ret)
-	{
 		TH_LOG("opening and mapping the generator: %s", strerror(-ret));
-	}
 }
 
 FIXTURE_TEARDOWN(integrity)
@@ -208,9 +195,7 @@ TEST_F_TIMEOUT(integrity, bytes_in_order, 180)
 	       (unsigned long long)tc->truncated, (unsigned long long)tc->lost,
 	       (unsigned long long)count);
 	ASSERT_EQ(0, ret)
-	{
 		TH_LOG("%s", tc->err);
-	}
 	EXPECT_LE(4, tc->wraps);
 	/* Nothing checked that was not generated. */
 	if (variant->mode == GEN_TRBE)

@@ -1,18 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The page sizes the kernel maps an AUX buffer with, as the kernel shows
- * them: the buffer's vmap in /proc/vmallocinfo, its granules in the kernel
- * page-table dump where there is one, and the report of the synthetic AUX
- * PMUs (lib/test_aux_pmu.c).  Where the PMU prefers large chunks and a chunk
- * is as large as a PMD, the vmap must use fewer translation entries than
- * pages, and never more than the chunks the allocator gave allow.  A kernel
- * whose vmap() maps base pages only is skipped, or fails with
- * PERF_AUX_STRICT=1 in the environment; after nohugevmalloc base pages are
- * what the buffer must get.
- *
- * The same checks run against arm_spe_0 and cs_etm (TRBE) when present.
+ * The page sizes an AUX buffer's vmap uses (vmallocinfo, page-table dump,
+ * lib/test_aux_pmu.c's report): chunks as large as a PMD must map with
+ * fewer entries than pages, never more than the chunks allow.  Base pages
+ * only skip (fail with PERF_AUX_STRICT=1); nohugevmalloc asks for them.
  */
-
 #include "../kselftest_harness.h"
 #include "aux_common.h"
 #include "aux_report.h"
@@ -26,7 +18,7 @@ static const char * const ptdump_paths[] = {
 	"/sys/kernel/debug/page_tables/kernel",		/* x86 */
 };
 
-/* Finds the vmap made by @caller of @size bytes; its start, or 0. */
+/* The start of the vmap made by @caller of @size bytes, or 0. */
 static unsigned long vmallocinfo_find(const char *caller, unsigned long size)
 {
 	char line[512], *at;
@@ -105,44 +97,36 @@ FIXTURE_VARIANT(aux_pagesize) {
 
 /* clang-format off */
 FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_half_pmd) {
-	.caps = CAPS_LARGE, .pmds = 0,
-	.chunk = CHUNK_HALF,
+	.caps = CAPS_LARGE, .pmds = 0, .chunk = CHUNK_HALF,
 };
 
 FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_2pmd) {
-	.caps = CAPS_LARGE, .pmds = 2,
-	.chunk = CHUNK_HALF,
+	.caps = CAPS_LARGE, .pmds = 2, .chunk = CHUNK_HALF,
 };
 
 FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_4pmd) {
-	.caps = CAPS_LARGE, .pmds = 4,
-	.chunk = CHUNK_HALF,
+	.caps = CAPS_LARGE, .pmds = 4, .chunk = CHUNK_HALF,
 };
 
 /* The largest buffer a 1 GiB guest maps comfortably. */
 FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_256m) {
-	.caps = CAPS_LARGE, .mib = 256,
-	.chunk = CHUNK_HALF,
+	.caps = CAPS_LARGE, .mib = 256, .chunk = CHUNK_HALF,
 };
 
 FIXTURE_VARIANT_ADD(aux_pagesize, large_snapshot_pmd) {
-	.caps = CAPS_LARGE, .pmds = 1, .snapshot = true,
-	.chunk = CHUNK_WHOLE,
+	.caps = CAPS_LARGE, .pmds = 1, .snapshot = true, .chunk = CHUNK_WHOLE,
 };
 
 FIXTURE_VARIANT_ADD(aux_pagesize, large_snapshot_2pmd) {
-	.caps = CAPS_LARGE, .pmds = 2, .snapshot = true,
-	.chunk = CHUNK_WHOLE,
+	.caps = CAPS_LARGE, .pmds = 2, .snapshot = true, .chunk = CHUNK_WHOLE,
 };
 
 FIXTURE_VARIANT_ADD(aux_pagesize, nosg_snapshot_pmd) {
-	.caps = CAPS_NOSG, .pmds = 1, .snapshot = true,
-	.chunk = CHUNK_WHOLE,
+	.caps = CAPS_NOSG, .pmds = 1, .snapshot = true, .chunk = CHUNK_WHOLE,
 };
 
 FIXTURE_VARIANT_ADD(aux_pagesize, none_rw_2pmd) {
-	.caps = CAPS_NONE, .pmds = 2,
-	.chunk = CHUNK_PAGE,
+	.caps = CAPS_NONE, .pmds = 2, .chunk = CHUNK_PAGE,
 };
 
 /* clang-format on */
@@ -185,16 +169,9 @@ FIXTURE_SETUP(aux_pagesize)
 	if (ret == -ENOMEM && room < top)
 		SKIP(return, NO_FREE_BLOCK);
 	ASSERT_EQ(0, ret)
-	{
 		TH_LOG("mapping %lu bytes of AUX: %s", self->size,
 		       strerror(-ret));
-	}
-
-	/*
-	 * kptr_restrict=1 for the report's real addresses.  The harness runs
-	 * no teardown after a failed setup: what fails from here puts the
-	 * sysctl back itself, the teardown does after the test.
-	 */
+	/* kptr_restrict=1; no teardown after a failed setup: restore here. */
 	f = fopen(KPTR_RESTRICT, "r");
 	ASSERT_NE(NULL, f);
 	ASSERT_EQ(1, fscanf(f, "%ld", &self->kptr));
@@ -210,20 +187,13 @@ FIXTURE_SETUP(aux_pagesize)
 	}
 }
 
-/*
- * In the parent, so that kptr_restrict is put back whatever failed in the
- * test (self is shared with the test's process).
- */
+/* In the parent: kptr_restrict is put back whatever failed in the test. */
 FIXTURE_TEARDOWN_PARENT(aux_pagesize)
 {
 	kptr_restore(self->kptr, &self->kptr_set);
 }
 
-/*
- * The fewest translation entries any mapping of @pages pages can use: PMD
- * blocks for every whole PMD, then PTE-level blocks of @cont_pages (arm64
- * cont-PTE; 0 where the architecture has none), then single PTEs.
- */
+/* The fewest entries for @pages: PMDs, then cont-PTE blocks, then PTEs. */
 static unsigned long least_entries(unsigned long pages, unsigned long pmd_pages,
 				   unsigned long cont_pages)
 {
@@ -253,7 +223,6 @@ TEST_F(aux_pagesize, vmap_in_vmallocinfo)
 	       self->report.cont, self->report.pte,
 	       least_entries(self->size / page_size(), pmd_bytes() / page_size(),
 			     self->report.cont_pages));
-	/* The granule of each page, for tools to draw. */
 	if (self->report.map[0])
 		TH_LOG(GRANULE_MAP, self->report.pmu, self->report.pages,
 		       self->report.snapshot, page_size(),
@@ -304,18 +273,12 @@ TEST_F(aux_pagesize, large_chunks_mapped_large)
 	if (self->report.entries == self->size / page_size() && !aux_strict())
 		SKIP(return, BASE_PAGES_ONLY);
 	EXPECT_GT(self->size / page_size(), self->report.entries)
-	{
 		TH_LOG("chunks %s mapped with %lu entries for %lu pages",
 		       self->report.chunks, self->report.entries,
 		       self->size / page_size());
-	}
 }
 
-/*
- * The buffer uses no more entries than its chunks allow: a vmap() that
- * stops batching at the first short chunk, or maps no cont-PTE blocks,
- * costs a real trace buffer entries here, whatever the chunk orders were.
- */
+/* No more entries than the chunks allow (batching, cont-PTE blocks). */
 TEST_F(aux_pagesize, entries_within_chunks_allowance)
 {
 	unsigned long pages = self->size / page_size(), most, sum = 0;
@@ -343,10 +306,8 @@ TEST_F(aux_pagesize, entries_within_chunks_allowance)
 			SKIP(return, BASE_PAGES_ONLY);
 	}
 	EXPECT_GE(most, self->report.entries)
-	{
 		TH_LOG("chunks %s: %lu translation entries where %lu do",
 		       self->report.chunks, self->report.entries, most);
-	}
 }
 
 /* Arm SPE and the TRBE sink of cs_etm, where the board has them. */
@@ -376,17 +337,14 @@ FIXTURE_VARIANT_ADD(hw_pagesize, trbe) {
 FIXTURE_SETUP(hw_pagesize)
 {
 	int type = pmu_type(variant->pmu);
-	char path[256];
 
-	snprintf(path, sizeof(path), PMU_DIR "/cs_etm/sinks/trbe0");
-	if (type < 0 || (!strcmp(variant->pmu, "cs_etm") && access(path, F_OK)))
+	if (type < 0 || (!strcmp(variant->pmu, "cs_etm") &&
+			 access(PMU_DIR "/cs_etm/sinks/trbe0", F_OK)))
 		SKIP(return, "%s", variant->skip);
 	self->fd = aux_event_open(type, 0);
 	ASSERT_LE(0, self->fd)
-	{
 		TH_LOG("perf_event_open(%s): %s", variant->pmu,
 		       strerror(errno));
-	}
 	ASSERT_EQ(0, aux_buffer_map(&self->buf, self->fd,
 				    2 * pmd_bytes() / page_size(), false));
 }

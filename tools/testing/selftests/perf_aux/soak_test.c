@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 
 #include "../kselftest_harness.h"
+#include "aux_extended.h"
 #include "aux_trace.h"
 #include "aux_fault.h"
 

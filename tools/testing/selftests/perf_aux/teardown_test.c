@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "../kselftest_harness.h"
+#include "aux_extended.h"
 #include "aux_trace.h"
 
 #define NO_HOTPLUG "no CPU that can go offline"

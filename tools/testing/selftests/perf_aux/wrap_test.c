@@ -1,18 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Wrap handling of AUX trace written through a large mapping.
- *
- * The synthetic PMU's generator (lib/test_aux_pmu.c) behaves like SPE
- * (records, zero padding, limit behind aux_tail) or TRBE (a raw byte
- * stream filling up to the buffer end); these tests drive the buffer round
- * many times and check what perf promises about it:
- *  - a consumer that keeps up loses nothing over 1000 wraps, and every
- *    PERF_RECORD_AUX is contiguous with the last and inside the buffer
- *    (a run in which the host starved the consumer is run again);
- *  - a consumer that stalls gets a TRUNCATED record, a gap only there, and
- *    trace again once it has caught up;
- *  - a snapshot (overwrite) buffer holds the newest trace, up to aux_head,
- *    and its records carry OVERWRITE.
+ * Wraps of SPE-like and TRBE-like trace (lib/test_aux_pmu.c) in a large
+ * mapping: a consumer that keeps up loses nothing over 1000 wraps, each
+ * PERF_RECORD_AUX contiguous and inside the buffer; one that stalls gets
+ * TRUNCATED, a gap only there, then trace again; a snapshot buffer holds
+ * the newest trace up to aux_head, its records OVERWRITE.
  */
 #include <sys/ioctl.h>
 
@@ -21,8 +13,7 @@
 
 FIXTURE(wrap) {
 	struct trace_consumer tc;
-	int kmsg;
-	int cpu;
+	int kmsg, cpu;
 };
 
 FIXTURE_VARIANT(wrap) {
@@ -60,10 +51,7 @@ FIXTURE_TEARDOWN(wrap)
 		close(self->kmsg);
 }
 
-/*
- * Opens the generator on a buffer of @pages with a tick of 1/@parts of the
- * room it has, every @period_ns.
- */
+/* The generator on @pages, a tick of 1/@parts of the room every @period_ns. */
 static int wrap_open(struct trace_consumer *tc, enum gen_mode mode,
 		     unsigned long pages, bool snapshot, unsigned int parts,
 		     unsigned long long period_ns, int cpu)
@@ -101,25 +89,9 @@ static int wrap_finish(struct __test_metadata *_metadata,
 }
 
 /*
- * 64 KiB, at least four pages, a sixth of the room per tick: about 7000
- * ticks, which without high-resolution timers are jiffies, and five ticks
- * (20 ms at HZ=250) for the consumer to answer in, also on a loaded host.
- */
-static unsigned long wrap_pages(void)
-{
-	unsigned long pages = (64UL << 10) / page_size();
-
-	return pages < 4 ? 4 : pages;
-}
-
-/*
- * Whether the consumer fell so far behind that the generator may have found
- * no room for a tick.  The generator truncates only when less than a tick
- * fits before its limit, which lies within a page behind aux_tail; the
- * producer may have read aux_tail up to one AUX record (a tick) before the
- * consumer saw it.  A consumer the host did not run for that long lags for
- * a reason that is not perf's, and its run proves nothing about one that
- * keeps up; a producer that truncates with more room left is wrong.
+ * Whether the consumer fell so far behind that no tick may have fit (the
+ * limit is within a page behind aux_tail, read up to a tick late): a host
+ * that starved it, not perf.  Truncating with more room left is wrong.
  */
 static bool wrap_starved(struct trace_consumer *tc, unsigned long pages)
 {
@@ -134,10 +106,12 @@ static bool wrap_starved(struct trace_consumer *tc, unsigned long pages)
 TEST_F_TIMEOUT(wrap, keep_up_1000_wraps, 600)
 {
 	struct trace_consumer *tc = &self->tc;
-	unsigned long pages = wrap_pages();
+	unsigned long pages = (64UL << 10) / page_size();
 	int attempt, ret;
 	double start;
 
+	/* 64 KiB, at least 4 pages: ~7000 ticks, 5 (20 ms) to answer in. */
+	pages = pages < 4 ? 4 : pages;
 	for (attempt = 1; attempt <= WRAP_ATTEMPTS; attempt++) {
 		trace_close(tc);
 		ret = wrap_open(tc, variant->mode, pages, false, 6, 200000,
@@ -147,14 +121,12 @@ TEST_F_TIMEOUT(wrap, keep_up_1000_wraps, 600)
 		ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
 		ret = trace_consume(tc, 0, 1000, 180);
 		ASSERT_EQ(0, wrap_finish(_metadata, tc, ret, start))
-		{
 			TH_LOG("%s", tc->err);
-		}
 		if (!tc->truncated && !tc->gaps && !tc->lost)
 			break;
 		TH_LOG("attempt %d lost trace; room %llu bytes", attempt,
 		       (unsigned long long)(pages - 1) * page_size());
-		/* Lost trace with room left is perf's (or the driver's) fault. */
+		/* Lost trace with room left is perf's or the driver's fault. */
 		ASSERT_TRUE(wrap_starved(tc, pages));
 	}
 	if (attempt > WRAP_ATTEMPTS)
@@ -178,21 +150,15 @@ TEST_F_TIMEOUT(wrap, stalled_consumer_truncated_then_resumed, 120)
 		usleep(10000);
 	ret = trace_drain(tc);
 	ASSERT_EQ(0, ret)
-	{
 		TH_LOG("%s", tc->err);
-	}
 	ASSERT_LE(1, tc->truncated)
-	{
 		wrap_log(_metadata, tc, now_s() - start);
-	}
 	/* Caught up: trace_consume() enables the event again. */
 	records = tc->records;
 	bytes = tc->bytes;
 	ret = trace_consume(tc, bytes + 2 * tc->size, 0, 60);
 	ASSERT_EQ(0, wrap_finish(_metadata, tc, ret, start))
-	{
 		TH_LOG("%s", tc->err);
-	}
 	EXPECT_LE(1, tc->gaps);
 	EXPECT_LT(0, tc->lost);
 	EXPECT_LT(records, tc->records);
@@ -219,9 +185,7 @@ TEST_F_TIMEOUT(wrap, snapshot_newest_data, 120)
 	count = trace_count(tc);
 	ret = trace_drain(tc);
 	ASSERT_EQ(0, ret)
-	{
 		TH_LOG("%s", tc->err);
-	}
 	ASSERT_LE(3 * tc->size, count * tc->rec);
 	ASSERT_LT(0, tc->aux_records);
 	ASSERT_TRUE(tc->flags_seen & PERF_AUX_FLAG_OVERWRITE);
@@ -235,9 +199,7 @@ TEST_F_TIMEOUT(wrap, snapshot_newest_data, 120)
 	       (unsigned long long)count, (unsigned long long)tc->aux_records,
 	       newest);
 	ASSERT_LE(0, newest)
-	{
 		TH_LOG("%s", tc->err);
-	}
 	/* At worst the head just moved to a fresh half of the buffer. */
 	EXPECT_LE(tc->size / 2 - tc->rec, newest);
 }

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "aux_extended.h"
+
+bool aux_destructive(void)
+{
+	const char *s = getenv("PERF_AUX_DESTRUCTIVE");
+
+	return s && *s == '1';
+}
+
+/* get_order(): the smallest block of pages holding @bytes. */
+int get_order_ul(unsigned long bytes)
+{
+	unsigned long pages = (bytes + page_size() - 1) / page_size();
+
+	return pages <= 1 ? 0 : ilog2_ul(pages - 1) + 1;
+}
+
+/* Frees are done by the time close() returns; a bound all the same. */
+int module_vmaps_settled(int want)
+{
+	int n, tries = 100;
+
+	while ((n = module_vmaps()) != want && --tries)
+		usleep(10000);
+	return n;
+}
+
+/* Why generators cannot be tested (skip reason), or NULL and @vmaps. */
+const char *generators_unavailable(int *vmaps)
+{
+	if (pmu_type(aux_pmu_names[CAPS_LARGE]) < 0)
+		return NO_TEST_PMU;
+	if (!cpu_events_allowed())
+		return NO_PERFMON;
+	*vmaps = module_vmaps();
+	return *vmaps < 0 ? NOT_ROOT : NULL;
+}
+
+/*
+ * Thread: random generating events mapped and closed until c->until; only
+ * EBUSY and ENOMEM may refuse.  @inject: make-it-fail around the AUX map
+ * (file opened once: turning it off must not allocate).
+ */
+void *aux_churn(void *arg)
+{
+	static const enum aux_size sizes[] = {
+		TWO_PAGES, SIXTEEN_PAGES, PMD_BYTES,
+	};
+	const struct gen_config cfg = {
+		.mode = GEN_SPE, .words = 6, .align_log2 = 6, .burst = 64,
+		.period_ns = 500000,
+	};
+	struct aux_churn *c = arg;
+	struct trace_consumer tc;
+	unsigned long pages;
+	int ret, fail = -1;
+
+	if (c->inject) {
+		fail = open("/proc/thread-self/make-it-fail", O_WRONLY);
+		if (fail < 0)
+			c->bad_errno = errno;
+	}
+	while (now_s() < c->until && !c->bad_errno) {
+		pages = aux_pages(sizes[rand_r(&c->seed) % 3]);
+		ret = trace_open_event(&tc, rand_r(&c->seed) % 3, &cfg, pages,
+				       false, c->cpu[rand_r(&c->seed) % c->cpus]);
+		if (!ret) {
+			if (fail >= 0 && pwrite(fail, "1", 1, 0) != 1)
+				c->bad_errno = errno;
+			ret = aux_area_map(&tc.b, pages, false);
+			if (fail >= 0 && pwrite(fail, "0", 1, 0) != 1)
+				c->bad_errno = errno;
+		}
+		if (!ret && ioctl(tc.b.fd, PERF_EVENT_IOC_ENABLE, 0))
+			ret = -errno;
+		if (!ret) {
+			c->maps++;
+			usleep(rand_r(&c->seed) % 2000);
+		} else if (ret == -EBUSY || ret == -ENOMEM) {
+			c->refused++;
+		} else {
+			c->bad_errno = -ret;
+		}
+		trace_close(&tc);
+	}
+	if (fail >= 0)
+		close(fail);
+	return NULL;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Helpers of the machine-wide programs: stress, fault injection, soak. */
+#ifndef PERF_AUX_EXTENDED_H
+#define PERF_AUX_EXTENDED_H
+
+#include "aux_common.h"
+#include "aux_trace.h"
+
+#define NO_FAULT_INJECTION "no fail_page_alloc and failslab in debugfs"
+#define NO_KMEMLEAK "no kmemleak in debugfs"
+#define NOT_DESTRUCTIVE "destructive, PERF_AUX_DESTRUCTIVE=1 runs it"
+
+/* Machine-wide tests run only with PERF_AUX_DESTRUCTIVE=1. */
+bool aux_destructive(void);
+int get_order_ul(unsigned long bytes);
+int module_vmaps_settled(int want);
+
+struct aux_churn {
+	const int *cpu;		/* the CPUs to open events on */
+	int cpus;
+	double until;		/* now_s() to stop at */
+	unsigned int seed;
+	bool inject;
+	int maps, refused, bad_errno;
+};
+
+const char *generators_unavailable(int *vmaps);
+void *aux_churn(void *arg);
+
+#endif /* PERF_AUX_EXTENDED_H */
