@@ -87,10 +87,12 @@ class Part(NamedTuple):
 
 
 class Group(NamedTuple):
-    """A "[name] cover" line of scripts/series/parts: a series of its
-    own, with its cover letter's file."""
+    """A "[name] cover [needs...]" line of scripts/series/parts: a series
+    of its own, with its cover letter's file and the groups it applies on
+    top of."""
     name: str
     cover: str
+    needs: List[str] = []
 
 
 @dataclass
@@ -153,7 +155,8 @@ def parse_parts(text: str) -> List[Part]:
 
 def parse_groups(text: str) -> List[Group]:
     """The series of scripts/series/parts' TEXT, in order."""
-    return [Group(words[0].strip('[]'), words[1] if len(words) > 1 else '')
+    return [Group(words[0].strip('[]'), words[1] if len(words) > 1 else '',
+                  words[2:])
             for words in parse_lines(text) if words[0].startswith('[')]
 
 
@@ -557,6 +560,7 @@ def check_am(s: Series, patches: Sequence[str]) -> None:
     result(rc, f'git am onto Linux {s.version}: {n} commits')
     if rc:
         return
+    check_am_alone(s, repo, log)
 
     rc = 0
     files = part_files(s, [p for part in parts(s) for p in part.paths
@@ -578,6 +582,32 @@ def check_am(s: Series, patches: Sequence[str]) -> None:
             print(f'# not in a part: {f}')
     result(rc, f"the last commit has the {len(files)} files of {KSFT} "
            'the parts name, as in the project')
+
+
+def group_mails(s: Series, k: int, group: Group) -> List[str]:
+    out = os.path.join(s.out, f'{k}-{group.name}')
+    return [p for p in collated(glob.glob(glob.escape(out) + '/0*.patch'))
+            if not p.endswith('/0000-cover-letter.patch')]
+
+
+def check_am_alone(s: Series, repo: str, log: str) -> None:
+    """Each group git am'd onto the base with only the groups it names as
+    needed: a maintainer takes one series without the others."""
+    groups = parse_groups(parts_text(s))
+    number = {g.name: k for k, g in enumerate(groups, 1)}
+    for k, group in enumerate(groups, 1):
+        tool(git_in(repo, 'checkout', '-q', '-f', '--detach', 'base'),
+             check=True)
+        mails = [m for need in group.needs
+                 for m in group_mails(s, number[need], groups[number[need] - 1])]
+        mails += group_mails(s, k, group)
+        rc = tool(git_in(repo, 'am', '-q', *mails), log=log)
+        if rc:
+            say(head(read(log), 20))
+            tool(git_in(repo, 'am', '--abort'))
+        on = ' + '.join(['base', *group.needs])
+        result(rc, f'series {group.name}: git am onto {on}, no other series')
+    tool(git_in(repo, 'checkout', '-q', '-f', 'perf_aux'), check=True)
 
 
 def headers_install(s: Series, tree: str, build: str) -> bool:

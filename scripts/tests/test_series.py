@@ -58,7 +58,7 @@ class PartsTest(unittest.TestCase):
         text = ('# comment\n\n'
                 '[fixes] fixes.txt\n'
                 'fix.txt   reference/0004\n'
-                '[perf]\tcover.txt\n'
+                '[perf]\tcover.txt fixes\n'
                 'seam.txt\t0001\n'
                 '  tests.txt  -   a/b.c \t a/b.h\n'
                 'last.txt 0002 x.c')
@@ -69,7 +69,7 @@ class PartsTest(unittest.TestCase):
              series.Part('last.txt', '0002', ['x.c'], 'perf')],
             series.parse_parts(text))
         self.assertEqual([series.Group('fixes', 'fixes.txt'),
-                          series.Group('perf', 'cover.txt')],
+                          series.Group('perf', 'cover.txt', ['fixes'])],
                          series.parse_groups(text))
 
     def test_project_parts(self) -> None:
