@@ -433,19 +433,19 @@ def make_series(s: Series) -> None:
         tool(git_in(repo, 'branch', '-f', group.name, 'HEAD'), check=True)
         tool(git_in(repo, 'config', f'branch.{group.name}.description',
                     description(s, group).rstrip('\n')), check=True)
-        out = os.path.join(s.out, f'{k}-{group.name}')
+        out = group_dir(s, k, group)
         os.makedirs(out)
         tool(git_in(repo, 'format-patch', '-q', '--cover-letter',
                     '--cover-from-description=subject', '--no-signature',
                     '-o', out, f'{previous}..{group.name}'), check=True)
         previous = group.name
-        mails = collated(glob.glob(glob.escape(out) + '/0*.patch'))
-        added = sum(patch_added(read(p)) for p in mails[1:])
+        mails = group_mails(out)
+        added = sum(patch_added(read(p)) for p in mails)
         total += added
-        print(f'series {k}, {group.name}: {len(mails) - 1} patches, '
+        print(f'series {k}, {group.name}: {len(mails)} patches, '
               f'{added} added lines, in {relative(out, s.root)} '
               f'(Linux {s.version})')
-        for patch in mails:
+        for patch in collated(glob.glob(glob.escape(out) + '/0*.patch')):
             print(f'  {os.path.basename(patch):<58} {insertions(patch)}')
     print(f'series: {total} added lines in all')
 
@@ -584,8 +584,13 @@ def check_am(s: Series, patches: Sequence[str]) -> None:
            'the parts name, as in the project')
 
 
-def group_mails(s: Series, k: int, group: Group) -> List[str]:
-    out = os.path.join(s.out, f'{k}-{group.name}')
+def group_dir(s: Series, k: int, group: Group) -> str:
+    """Where GROUP, the K-th, has its mails."""
+    return os.path.join(s.out, f'{k}-{group.name}')
+
+
+def group_mails(out: str) -> List[str]:
+    """The patches in OUT, without the cover letter."""
     return [p for p in collated(glob.glob(glob.escape(out) + '/0*.patch'))
             if not p.endswith('/0000-cover-letter.patch')]
 
@@ -594,13 +599,12 @@ def check_am_alone(s: Series, repo: str, log: str) -> None:
     """Each group git am'd onto the base with only the groups it names as
     needed: a maintainer takes one series without the others."""
     groups = parse_groups(parts_text(s))
-    number = {g.name: k for k, g in enumerate(groups, 1)}
-    for k, group in enumerate(groups, 1):
+    dirs = {g.name: group_dir(s, k, g) for k, g in enumerate(groups, 1)}
+    for group in groups:
         tool(git_in(repo, 'checkout', '-q', '-f', '--detach', 'base'),
              check=True)
-        mails = [m for need in group.needs
-                 for m in group_mails(s, number[need], groups[number[need] - 1])]
-        mails += group_mails(s, k, group)
+        mails = [m for name in (*group.needs, group.name)
+                 for m in group_mails(dirs[name])]
         rc = tool(git_in(repo, 'am', '-q', *mails), log=log)
         if rc:
             say(head(read(log), 20))
