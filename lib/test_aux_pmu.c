@@ -7,13 +7,12 @@
  * chunk order.  test_aux_none has no AUX capability, test_aux_large
  * PERF_PMU_CAP_AUX_PREFER_LARGE, test_aux_nosg PERF_PMU_CAP_AUX_NO_SG.
  *
- * sysfs vmap/: pmd_pages, cont_pages (0: none) and pmd_refused_ptdump (1
- * where arm64 refuses PMD blocks for CONFIG_PTDUMP_DEBUGFS).
+ * sysfs vmap/: pmd_pages and cont_pages (0: none), the pages of a PMD block
+ * and of an arm64 cont-PTE block.
  *
  * debugfs test_aux_pmu/buffers: a line per live buffer of key=value fields,
- * in any order: event pmu pages snapshot base(%pK) chunks=<order>x<count>,...
- * entries pmd cont pte (pages per granule) pmd_pages cont_pages
- * map=<P|C|T><pages>,... (runs in page order).
+ * in any order: event pmu pages snapshot base(%pK, of the vmap)
+ * chunks=<order>x<count>,... (runs in page order).
  *
  * With CAP_PERFMON, a pinned hard-irq hrtimer writes trace through the vmap
  * as the drivers do.  attr.config: mode (0 none, 1 SPE-like, 2 TRBE-like),
@@ -35,7 +34,6 @@
 #include <linux/list.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
-#include <linux/pagewalk.h>
 #include <linux/perf_event.h>
 #include <linux/pgtable.h>
 #include <linux/seq_file.h>
@@ -494,122 +492,6 @@ static void aux_test_free_aux(void *aux)
 	kfree(buf);
 }
 
-enum aux_test_granule { AUX_PTE, AUX_CONT, AUX_PMD, AUX_NR_GRANULES };
-
-struct aux_test_walk_ctx {
-	unsigned long start, end;
-	void (*fn)(void *ctx, enum aux_test_granule g, unsigned long pages);
-	void *ctx;
-};
-
-/* A PMD block: its pages in the buffer, one entry. */
-static int aux_test_pmd_entry(pmd_t *pmd, unsigned long addr,
-			      unsigned long next, struct mm_walk *walk)
-{
-	struct aux_test_walk_ctx *w = walk->private;
-
-	if (pmd_leaf(READ_ONCE(*pmd))) {
-		w->fn(w->ctx, AUX_PMD, (next - addr) >> PAGE_SHIFT);
-		walk->action = ACTION_CONTINUE;
-	}
-	return 0;
-}
-
-/* A PTE, or an arm64 cont-PTE block counted once, at its first page. */
-static int aux_test_pte_entry(pte_t *ptep, unsigned long addr,
-			      unsigned long next, struct mm_walk *walk)
-{
-	struct aux_test_walk_ctx *w = walk->private;
-	pte_t pte = ptep_get(ptep);
-
-	if (pte_none(pte))
-		return 0;
-#ifdef CONFIG_ARM64
-	if (pte_cont(pte)) {
-		if (addr != w->start && (addr & ~CONT_PTE_MASK))
-			return 0;
-		w->fn(w->ctx, AUX_CONT,
-		      (min(ALIGN(addr + 1, CONT_PTE_SIZE), w->end) - addr) >>
-		      PAGE_SHIFT);
-		return 0;
-	}
-#endif
-	w->fn(w->ctx, AUX_PTE, 1);
-	return 0;
-}
-
-static const struct mm_walk_ops aux_test_walk_ops = {
-	.pmd_entry = aux_test_pmd_entry,
-	.pte_entry = aux_test_pte_entry,
-};
-
-/*
- * Calls @fn for each translation entry of the buffer's vmap, in order.
- * Lockless: aux_test_lock keeps the vmap alive.
- */
-static void aux_test_walk(struct aux_test_buf *buf,
-			  void (*fn)(void *ctx, enum aux_test_granule g,
-				     unsigned long pages),
-			  void *ctx)
-{
-	struct aux_test_walk_ctx w = {
-		.start = (unsigned long)buf->base,
-		.end = (unsigned long)buf->base +
-		       ((unsigned long)buf->nr_pages << PAGE_SHIFT),
-		.fn = fn,
-		.ctx = ctx,
-	};
-
-	walk_kernel_page_table_range_lockless(w.start, w.end, &aux_test_walk_ops,
-					      NULL, &w);
-}
-
-struct aux_test_count {
-	unsigned long entries;
-	unsigned long pages[AUX_NR_GRANULES];
-};
-
-static void aux_test_count_entry(void *ctx, enum aux_test_granule g,
-				 unsigned long pages)
-{
-	struct aux_test_count *c = ctx;
-
-	c->entries++;
-	c->pages[g] += pages;
-}
-
-/* The granule map: runs of pages per granule, "P512,C64,T3". */
-struct aux_test_map {
-	struct seq_file *m;
-	enum aux_test_granule g;
-	unsigned long pages;
-	const char *sep;
-};
-
-static void aux_test_map_flush(struct aux_test_map *map)
-{
-	static const char tag[AUX_NR_GRANULES] = {
-		[AUX_PTE] = 'T', [AUX_CONT] = 'C', [AUX_PMD] = 'P',
-	};
-
-	if (!map->pages)
-		return;
-	seq_printf(map->m, "%s%c%lu", map->sep, tag[map->g], map->pages);
-	map->sep = ",";
-	map->pages = 0;
-}
-
-static void aux_test_map_entry(void *ctx, enum aux_test_granule g,
-			       unsigned long pages)
-{
-	struct aux_test_map *map = ctx;
-
-	if (map->pages && map->g != g)
-		aux_test_map_flush(map);
-	map->g = g;
-	map->pages += pages;
-}
-
 static unsigned long aux_test_cont_pages(void)
 {
 #ifdef CONFIG_ARM64
@@ -636,25 +518,14 @@ static void aux_test_show_chunks(struct seq_file *m, struct aux_test_buf *buf)
 
 static int aux_test_buffers_show(struct seq_file *m, void *v)
 {
-	struct aux_test_map map = { .m = m };
-	struct aux_test_count c;
 	struct aux_test_buf *buf;
 
 	mutex_lock(&aux_test_lock);
 	list_for_each_entry(buf, &aux_test_bufs, node) {
-		memset(&c, 0, sizeof(c));
-		aux_test_walk(buf, aux_test_count_entry, &c);
 		seq_printf(m, "event=%llu pmu=%s pages=%d snapshot=%d base=%pK chunks=",
 			   buf->event_id, buf->tp->name, buf->nr_pages,
 			   buf->snapshot, buf->base);
 		aux_test_show_chunks(m, buf);
-		seq_printf(m, " entries=%lu pmd=%lu cont=%lu pte=%lu", c.entries,
-			   c.pages[AUX_PMD], c.pages[AUX_CONT], c.pages[AUX_PTE]);
-		seq_printf(m, " pmd_pages=%lu cont_pages=%lu map=",
-			   PMD_SIZE >> PAGE_SHIFT, aux_test_cont_pages());
-		map.sep = "";
-		aux_test_walk(buf, aux_test_map_entry, &map);
-		aux_test_map_flush(&map);
 		seq_putc(m, '\n');
 	}
 	mutex_unlock(&aux_test_lock);
@@ -694,31 +565,12 @@ static ssize_t cont_pages_show(struct device *dev,
 	return sysfs_emit(page, "%lu\n", aux_test_cont_pages());
 }
 
-/* Only the refusal arm64 documents (ptdump); any other is a fault. */
-static bool aux_test_pmd_refused_ptdump(void)
-{
-#if IS_ENABLED(CONFIG_ARM64) && IS_ENABLED(CONFIG_PTDUMP_DEBUGFS)
-	return !arch_vmap_pmd_supported(PAGE_KERNEL);
-#else
-	return false;
-#endif
-}
-
-static ssize_t pmd_refused_ptdump_show(struct device *dev,
-				       struct device_attribute *attr,
-				       char *page)
-{
-	return sysfs_emit(page, "%d\n", aux_test_pmd_refused_ptdump());
-}
-
 static DEVICE_ATTR_RO(pmd_pages);
 static DEVICE_ATTR_RO(cont_pages);
-static DEVICE_ATTR_RO(pmd_refused_ptdump);
 
 static struct attribute *aux_test_vmap_attrs[] = {
 	&dev_attr_pmd_pages.attr,
 	&dev_attr_cont_pages.attr,
-	&dev_attr_pmd_refused_ptdump.attr,
 	NULL,
 };
 

@@ -517,8 +517,6 @@ static void vmap_granule_table_test(struct kunit *test)
 		kunit_skip(test, "a piece above MAX_PAGE_ORDER");
 	if (!vmap_allow_huge)
 		kunit_skip(test, "nohugevmalloc");
-	if (pmd_refusal_documented())
-		kunit_skip(test, "PMD blocks refused as documented");
 	strscpy(table, row->entries[config], sizeof(table));
 	/* Retry while pieces touch physically: rows count them apart. */
 	for (tries = 0; tries < 3; tries++) {
@@ -649,8 +647,6 @@ static void vmap_granule_set_memory_test(struct kunit *test)
 
 	if (!arch_states_granules())
 		kunit_skip(test, NO_ARCH_RULES);
-	if (!IS_BUILTIN(CONFIG_VMAP_GRANULE_KUNIT_TEST))
-		kunit_skip(test, "set_memory_*() not exported to modules");
 	vc = vmap_case_create(test);
 	target = min(vc->nr - 1, 1U);
 	va = page_va(vc, target);
@@ -713,4 +709,3 @@ kunit_test_suite(vmap_granule_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the page-table granules of vmap()");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING");

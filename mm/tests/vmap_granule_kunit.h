@@ -50,17 +50,10 @@ static unsigned int arch_cont_shift(void)
 #endif
 }
 
-/* The refusal arm64's asm/vmalloc.h documents: PMD with PTDUMP_DEBUGFS. */
-static bool pmd_refusal_documented(void)
-{
-	return IS_ENABLED(CONFIG_ARM64) && IS_ENABLED(CONFIG_PTDUMP_DEBUGFS) &&
-	       !arch_vmap_pmd_supported(PAGE_KERNEL);
-}
-
-/* Expected blocks: those offered, less nohugevmalloc or documented ones. */
+/* Expected blocks: those offered, less nohugevmalloc. */
 static bool model_pmd(void)
 {
-	return vmap_allow_huge && arch_offers_pmd() && !pmd_refusal_documented();
+	return vmap_allow_huge && arch_offers_pmd();
 }
 
 static unsigned int model_cont_shift(void)

@@ -29,10 +29,7 @@ int main(void)
 		if (!ret) {
 			printf(" event=%llu pmu=%s pages=%d snapshot=%d base=%lx",
 			       r.event, r.pmu, r.pages, r.snapshot, r.base);
-			printf(" chunks=%s entries=%lu pmd=%lu cont=%lu pte=%lu",
-			       r.chunks, r.entries, r.pmd, r.cont, r.pte);
-			printf(" pmd_pages=%lu cont_pages=%lu map=%s",
-			       r.pmd_pages, r.cont_pages, r.map);
+			printf(" chunks=%s", r.chunks);
 			n = aux_report_orders(r.chunks, orders, MAX_CHUNKS);
 			printf(" orders=");
 			for (i = 0; i < n; i++)

@@ -15,8 +15,7 @@
 
 enum report_key {
 	KEY_EVENT, KEY_PMU, KEY_PAGES, KEY_SNAPSHOT, KEY_BASE, KEY_CHUNKS,
-	KEY_ENTRIES, KEY_PMD, KEY_CONT, KEY_PTE, KEY_PMD_PAGES, KEY_CONT_PAGES,
-	KEY_MAP, NR_REPORT_KEYS
+	NR_REPORT_KEYS
 };
 
 /* The fields a line must have, each once. */
@@ -24,10 +23,6 @@ static const char * const report_keys[NR_REPORT_KEYS] = {
 	[KEY_EVENT] = "event",		[KEY_PMU] = "pmu",
 	[KEY_PAGES] = "pages",		[KEY_SNAPSHOT] = "snapshot",
 	[KEY_BASE] = "base",		[KEY_CHUNKS] = "chunks",
-	[KEY_ENTRIES] = "entries",	[KEY_PMD] = "pmd",
-	[KEY_CONT] = "cont",		[KEY_PTE] = "pte",
-	[KEY_PMD_PAGES] = "pmd_pages",	[KEY_CONT_PAGES] = "cont_pages",
-	[KEY_MAP] = "map",
 };
 
 /* A decimal value @s into *@v; false if it is not one, or exceeds @max. */
@@ -75,7 +70,6 @@ int aux_report_parse(struct aux_report *r)
 		case KEY_PMU:
 		case KEY_BASE:
 		case KEY_CHUNKS:
-		case KEY_MAP:
 			break;
 		case KEY_PAGES:
 		case KEY_SNAPSHOT:
@@ -98,13 +92,6 @@ int aux_report_parse(struct aux_report *r)
 	r->pages = n[KEY_PAGES];
 	r->snapshot = n[KEY_SNAPSHOT];
 	r->chunks = v[KEY_CHUNKS];
-	r->entries = n[KEY_ENTRIES];
-	r->pmd = n[KEY_PMD];
-	r->cont = n[KEY_CONT];
-	r->pte = n[KEY_PTE];
-	r->pmd_pages = n[KEY_PMD_PAGES];
-	r->cont_pages = n[KEY_CONT_PAGES];
-	r->map = v[KEY_MAP];
 	return 0;
 }
 

@@ -15,9 +15,6 @@ struct aux_report {
 	int snapshot;
 	unsigned long base;
 	const char *chunks;	/* "9x2,0x3", into @line */
-	unsigned long entries, pmd, cont, pte;
-	unsigned long pmd_pages, cont_pages;	/* per block, 0: none */
-	const char *map;	/* "P512,C32,T5", into @line */
 	char *line;		/* the whole line, as getline() read it */
 	size_t line_len;
 };

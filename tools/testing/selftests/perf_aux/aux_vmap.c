@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* What the running kernel's vmap() may map an AUX buffer with. */
+/* The page sizes a vmap() is mapped with, from the kernel page-table dump. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +8,11 @@
 #include "aux_common.h"
 #include "aux_report.h"
 #include "aux_vmap.h"
+
+static const char * const ptdump_paths[] = {
+	ARM64_PTDUMP,					/* arm64 */
+	"/sys/kernel/debug/page_tables/kernel",		/* x86 */
+};
 
 /* PERF_AUX_STRICT=1: a vmap() of base pages only fails rather than skips. */
 bool aux_strict(void)
@@ -38,18 +43,123 @@ bool huge_vmap_off(void)
 	return off;
 }
 
-/* Pages per PMD block vmap() may use: 0 where arm64 refuses for ptdump. */
-unsigned long vmap_pmd_pages(void)
+/* kptr_restrict=1, so that root reads kernel addresses; *@was: as found. */
+int kptr_show(long *was)
 {
-	if (aux_vmap_attr("pmd_refused_ptdump") == 1)
-		return 0;
-	return pmd_bytes() / page_size();
+	*was = sysctl_read(KPTR_RESTRICT);
+	if (*was < 0)
+		return -ENOENT;
+	return sysctl_write(KPTR_RESTRICT, 1);
 }
 
-/* Whether vmap() maps a two-PMD PREFER_LARGE buffer with fewer entries. */
-bool vmap_maps_large(void)
+/* The start of the vmap made by @caller of @size bytes, or 0. */
+unsigned long vmallocinfo_find(const char *caller, unsigned long size)
+{
+	unsigned long start, end, sz;
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+	char line[512];
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, caller) ||
+		    sscanf(line, "0x%lx-0x%lx %lu", &start, &end, &sz) != 3)
+			continue;
+		/* vmallocinfo sizes include the guard page. */
+		if (sz == size || sz == size + page_size()) {
+			fclose(f);
+			return start;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Appends a run of @pages of granule @tag ('P', 'C', 'T') to @g. */
+static void granules_add(struct vmap_granules *g, char tag,
+			 unsigned long pages)
+{
+	unsigned long pmd = pmd_bytes() / page_size();
+	long cont = aux_vmap_attr("cont_pages");
+	size_t n = strlen(g->map);
+
+	if (tag == 'P') {
+		g->pmd += pages;
+		g->entries += pages / pmd;
+	} else if (tag == 'C') {
+		g->cont += pages;
+		g->entries += pages / (cont > 1 ? cont : 1);
+	} else {
+		g->pte += pages;
+		g->entries += pages;
+	}
+	snprintf(g->map + n, sizeof(g->map) - n, "%s%c%lu", n ? "," : "",
+		 tag, pages);
+}
+
+/* The granules of [@start, @start + @size): 0, or -ENOENT without a dump. */
+int vmap_granules(unsigned long start, unsigned long size,
+		  struct vmap_granules *g)
+{
+	unsigned long lo, hi, from, to, run = 0;
+	char line[512], tag, run_tag = 0;
+	FILE *f = NULL;
+	int i;
+
+	for (i = 0; i < 2 && !f; i++)
+		f = fopen(ptdump_paths[i], "r");
+	if (!f)
+		return -ENOENT;
+	memset(g, 0, sizeof(*g));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "0x%lx-0x%lx", &lo, &hi) != 2)
+			continue;
+		from = lo > start ? lo : start;
+		to = hi < start + size ? hi : start + size;
+		if (from >= to)
+			continue;
+		tag = strstr(line, " PMD ") || strstr(line, " pmd") ? 'P' :
+		      strstr(line, " CON ") ? 'C' : 'T';
+		if (run && tag != run_tag) {
+			granules_add(g, run_tag, run);
+			run = 0;
+		}
+		run_tag = tag;
+		run += (to - from) / page_size();
+	}
+	if (run)
+		granules_add(g, run_tag, run);
+	fclose(f);
+	/* Not all mapped: not a vmap, or not its address (kptr_restrict). */
+	return g->pmd + g->cont + g->pte == size / page_size() ? 0 : -ENXIO;
+}
+
+/*
+ * The granules of AUX event @id's vmap: 0 or -errno.  Its address is read
+ * with kptr_restrict=1, which is put back at once.
+ */
+int aux_granules(unsigned long long id, struct vmap_granules *g)
 {
 	struct aux_report r = {};
+	long kptr;
+	int ret;
+
+	ret = kptr_show(&kptr);
+	if (!ret)
+		ret = aux_report_read(id, &r);
+	if (kptr >= 0 && kptr != 1)
+		sysctl_write(KPTR_RESTRICT, kptr);
+	if (!ret)
+		ret = vmap_granules(r.base, (unsigned long)r.pages * page_size(),
+				    g);
+	aux_report_free(&r);
+	return ret;
+}
+
+/* Whether vmap() maps a two-PMD PREFER_LARGE buffer with any large block. */
+bool vmap_maps_large(void)
+{
+	struct vmap_granules g;
 	struct aux_buffer buf;
 	bool large = false;
 	int fd, tries = 100;
@@ -63,9 +173,7 @@ bool vmap_maps_large(void)
 	if (fd < 0)
 		return false;
 	if (!aux_buffer_map(&buf, fd, 2 * pmd_bytes() / page_size(), false)) {
-		large = !aux_report_read(buf.id, &r) &&
-			r.entries < 2 * pmd_bytes() / page_size();
-		aux_report_free(&r);
+		large = !aux_granules(buf.id, &g) && g.pmd + g.cont;
 		aux_buffer_unmap(&buf);
 	}
 	close(fd);

@@ -1,13 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What the running kernel's vmap() may map an AUX buffer with. */
+/* The page sizes a vmap() is mapped with, from the kernel page-table dump. */
 #ifndef PERF_AUX_VMAP_H
 #define PERF_AUX_VMAP_H
 
 #include <stdbool.h>
 
+#define NO_PTDUMP "no kernel page-table dump"
+#define KPTR_RESTRICT "/proc/sys/kernel/kptr_restrict"
+
+/* Pages of a vmap per granule, and its runs in page order: "P512,C16,T3". */
+struct vmap_granules {
+	unsigned long pmd, cont, pte;
+	unsigned long entries;		/* translation entries */
+	char map[256];
+};
+
+unsigned long vmallocinfo_find(const char *caller, unsigned long size);
+int vmap_granules(unsigned long start, unsigned long size,
+		  struct vmap_granules *g);
+int aux_granules(unsigned long long id, struct vmap_granules *g);
+int kptr_show(long *was);
 bool vmap_maps_large(void);
 bool aux_strict(void);
 bool huge_vmap_off(void);
-unsigned long vmap_pmd_pages(void);
 
 #endif /* PERF_AUX_VMAP_H */

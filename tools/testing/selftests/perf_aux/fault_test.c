@@ -24,6 +24,7 @@
 #include "../kselftest_harness.h"
 #include "aux_fault.h"
 #include "aux_report.h"
+#include "aux_vmap.h"
 #include "aux_extended.h"
 #include "aux_trace.h"
 
@@ -56,15 +57,13 @@ FIXTURE(fault) {
 	int vmaps;
 	int type;
 	unsigned long pages;	/* a buffer whose chunks may reach the top */
-	unsigned long cont_pages;	/* from the module's report */
+	unsigned long cont_pages;	/* of the module's sysfs vmap/ */
 	bool injecting;
 };
 
 FIXTURE_SETUP(fault)
 {
-	int max = max_page_order(), fd;
-	struct aux_buffer b;
-	struct aux_report r = {};
+	int max = max_page_order();
 
 	self->kmsg = -1;
 	self->injecting = false;
@@ -84,14 +83,7 @@ FIXTURE_SETUP(fault)
 	while (self->pages * page_size() / 1024 >
 	       (unsigned long)mem_available_kb() / 4)
 		self->pages /= 2;
-	/* The PTE-level block of this kernel, as the module reports it. */
-	fd = aux_event_open(self->type, 0);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, aux_buffer_map(&b, fd, 2, false));
-	ASSERT_EQ(0, aux_report_read(b.id, &r));
-	self->cont_pages = r.cont_pages;
-	aux_buffer_unmap(&b);
-	close(fd);
+	self->cont_pages = aux_vmap_attr("cont_pages");
 	self->kmsg = kmsg_open_at_end();
 	probability_fd = open(FAIL_PAGE_ALLOC "/probability", O_WRONLY | O_CLOEXEC);
 	ASSERT_LE(0, probability_fd)
@@ -172,6 +164,7 @@ TEST_F_TIMEOUT(fault, every_order_falls_back, 120)
 	int max = max_page_order(), ceiling, order, n, fd, ret;
 	/* No buffer below has more chunks than the largest has pages. */
 	int *orders = calloc(self->pages, sizeof(*orders));
+	struct vmap_granules g;
 	unsigned long pages;
 	struct aux_buffer b;
 	struct aux_report r = {};
@@ -201,18 +194,19 @@ TEST_F_TIMEOUT(fault, every_order_falls_back, 120)
 		ASSERT_EQ(0, ret)
 			TH_LOG("orders from %d failing: %s", order, strerror(-ret));
 		ASSERT_EQ(0, aux_report_read(b.id, &r));
+		ASSERT_EQ(0, aux_granules(b.id, &g));
 		n = check_fallback(_metadata, &r, pages, ceiling, order,
 				   orders);
 		EXPECT_LT(0, n);
 		if (n > 0) {
 			EXPECT_GE(chunk_entries(orders, n,
 						pmd_bytes() / page_size(),
-						r.cont_pages), r.entries)
+						self->cont_pages), g.entries)
 				TH_LOG("chunks %s: %lu translation entries",
-				       r.chunks, r.entries);
+				       r.chunks, g.entries);
 		}
 		TH_LOG("orders from %d failing: chunks %s, entries %lu", order,
-		       r.chunks, r.entries);
+		       r.chunks, g.entries);
 		aux_buffer_unmap(&b);
 		close(fd);
 	}
@@ -278,6 +272,7 @@ TEST_F_TIMEOUT(fault, large_chunks_after_singles_mapped_large, 120)
 {
 	struct trace_consumer tc;
 	int *orders, n, i, largest = 0, ret;
+	struct vmap_granules g;
 	struct aux_report r = {};
 	unsigned long most;
 
@@ -287,6 +282,7 @@ TEST_F_TIMEOUT(fault, large_chunks_after_singles_mapped_large, 120)
 	ASSERT_EQ(0, ret)
 		TH_LOG("mapping with failures injected: %s", strerror(-ret));
 	ASSERT_EQ(0, aux_report_read(tc.b.id, &r));
+	ASSERT_EQ(0, aux_granules(tc.b.id, &g));
 	/* A chunk per page at most. */
 	orders = calloc(r.pages, sizeof(*orders));
 	ASSERT_NE(NULL, orders);
@@ -294,16 +290,16 @@ TEST_F_TIMEOUT(fault, large_chunks_after_singles_mapped_large, 120)
 	ASSERT_LE(0, n)
 		TH_LOG("chunks %s: %s", r.chunks, strerror(-n));
 	most = chunk_entries(orders, n, pmd_bytes() / page_size(),
-			     r.cont_pages);
+			     self->cont_pages);
 	TH_LOG("chunks %s: %lu translation entries, the chunks allow %lu",
-	       r.chunks, r.entries, most);
+	       r.chunks, g.entries, most);
 	for (i = 0; i < n; i++)
 		if (orders[i] > largest)
 			largest = orders[i];
 	/* The shape this is about: single pages first, large chunks after. */
 	EXPECT_EQ(0, orders[0]);
 	EXPECT_LT(0, largest);
-	EXPECT_GE(most, r.entries);
+	EXPECT_GE(most, g.entries);
 	trace_close(&tc);
 }
 

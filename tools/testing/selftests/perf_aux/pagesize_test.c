@@ -1,82 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The page sizes an AUX buffer's vmap uses (vmallocinfo, page-table dump,
- * lib/test_aux_pmu.c's report): chunks as large as a PMD must map with
- * fewer entries than pages, never more than the chunks allow.  Base pages
- * only skip (fail with PERF_AUX_STRICT=1); nohugevmalloc asks for them.
+ * The page sizes an AUX buffer's vmap uses (vmallocinfo, the kernel
+ * page-table dump): chunks as large as a PMD must map with fewer entries
+ * than pages, never more than the chunks allow.  Base pages only skip (fail
+ * with PERF_AUX_STRICT=1); nohugevmalloc asks for them.
  */
 #include "../kselftest_harness.h"
 #include "aux_common.h"
 #include "aux_report.h"
 #include "aux_vmap.h"
-
-#define NO_PTDUMP "no kernel page-table dump"
-#define KPTR_RESTRICT "/proc/sys/kernel/kptr_restrict"
-
-static const char * const ptdump_paths[] = {
-	ARM64_PTDUMP,					/* arm64 */
-	"/sys/kernel/debug/page_tables/kernel",		/* x86 */
-};
-
-/* The start of the vmap made by @caller of @size bytes, or 0. */
-static unsigned long vmallocinfo_find(const char *caller, unsigned long size)
-{
-	char line[512], *at;
-	unsigned long start, end, sz;
-	FILE *f = fopen("/proc/vmallocinfo", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		at = strstr(line, caller);
-		if (!at || sscanf(line, "0x%lx-0x%lx %lu", &start, &end, &sz) != 3)
-			continue;
-		/* vmallocinfo sizes include the guard page. */
-		if (sz == size || sz == size + page_size()) {
-			fclose(f);
-			return start;
-		}
-	}
-	fclose(f);
-	return 0;
-}
-
-/* Pages of [start, start + size) per granule, from the page-table dump. */
-struct granules {
-	unsigned long pmd, cont, pte;
-};
-
-static int ptdump_granules(unsigned long start, unsigned long size,
-			   struct granules *g)
-{
-	unsigned long lo, hi, from, to, pages;
-	char line[512];
-	FILE *f = NULL;
-	int i;
-
-	for (i = 0; i < 2 && !f; i++)
-		f = fopen(ptdump_paths[i], "r");
-	if (!f)
-		return -ENOENT;
-	memset(g, 0, sizeof(*g));
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "0x%lx-0x%lx", &lo, &hi) != 2)
-			continue;
-		from = lo > start ? lo : start;
-		to = hi < start + size ? hi : start + size;
-		if (from >= to)
-			continue;
-		pages = (to - from) / page_size();
-		if (strstr(line, " PMD ") || strstr(line, " pmd"))
-			g->pmd += pages;
-		else if (strstr(line, " CON "))
-			g->cont += pages;
-		else
-			g->pte += pages;
-	}
-	fclose(f);
-	return 0;
-}
 
 FIXTURE(aux_pagesize) {
 	int fd;
@@ -84,6 +16,7 @@ FIXTURE(aux_pagesize) {
 	bool kptr_set;		/* changed by setup: teardown restores it */
 	struct aux_buffer buf;
 	struct aux_report report;
+	struct vmap_granules g;
 	unsigned long size;
 };
 
@@ -141,7 +74,6 @@ static void kptr_restore(long kptr, bool *set)
 FIXTURE_SETUP(aux_pagesize)
 {
 	int type = pmu_type(aux_pmu_names[variant->caps]), ret, top, room;
-	FILE *f;
 
 	if (type < 0)
 		SKIP(return, NO_TEST_PMU);
@@ -172,13 +104,15 @@ FIXTURE_SETUP(aux_pagesize)
 		TH_LOG("mapping %lu bytes of AUX: %s", self->size,
 		       strerror(-ret));
 	/* kptr_restrict=1; no teardown after a failed setup: restore here. */
-	f = fopen(KPTR_RESTRICT, "r");
-	ASSERT_NE(NULL, f);
-	ASSERT_EQ(1, fscanf(f, "%ld", &self->kptr));
-	fclose(f);
-	ASSERT_EQ(0, sysctl_write(KPTR_RESTRICT, 1));
+	ASSERT_EQ(0, kptr_show(&self->kptr));
 	self->kptr_set = true;
 	ret = aux_report_read(self->buf.id, &self->report);
+	if (!ret)
+		ret = vmap_granules(self->report.base, self->size, &self->g);
+	if (ret == -ENOENT) {
+		kptr_restore(self->kptr, &self->kptr_set);
+		SKIP(return, NO_PTDUMP);
+	}
 	if (ret || aux_setup_failure_forced()) {
 		kptr_restore(self->kptr, &self->kptr_set);
 		ASSERT_EQ(0, ret);
@@ -209,7 +143,7 @@ static unsigned long least_entries(unsigned long pages, unsigned long pmd_pages,
 
 /* One line per buffer: the granule of each page, for tools to draw. */
 #define GRANULE_MAP \
-	"granule_map pmu=%s pages=%d snapshot=%d page_size=%ld pmd_pages=%lu cont_pages=%lu map=%s"
+	"granule_map pmu=%s pages=%d snapshot=%d page_size=%ld pmd_pages=%lu cont_pages=%ld map=%s"
 
 TEST_F(aux_pagesize, vmap_in_vmallocinfo)
 {
@@ -219,26 +153,13 @@ TEST_F(aux_pagesize, vmap_in_vmallocinfo)
 	EXPECT_EQ(self->report.base, start);
 	/* The figures a reviewer asks for: entries used and the least. */
 	TH_LOG("entries %lu for %lu pages (PMD %lu, cont %lu, PTE %lu), at least %lu",
-	       self->report.entries, self->size / page_size(), self->report.pmd,
-	       self->report.cont, self->report.pte,
+	       self->g.entries, self->size / page_size(), self->g.pmd,
+	       self->g.cont, self->g.pte,
 	       least_entries(self->size / page_size(), pmd_bytes() / page_size(),
-			     self->report.cont_pages));
-	if (self->report.map[0])
-		TH_LOG(GRANULE_MAP, self->report.pmu, self->report.pages,
-		       self->report.snapshot, page_size(),
-		       self->report.pmd_pages, self->report.cont_pages,
-		       self->report.map);
-}
-
-TEST_F(aux_pagesize, granules_agree_with_page_tables)
-{
-	struct granules g;
-
-	if (ptdump_granules(self->report.base, self->size, &g))
-		SKIP(return, NO_PTDUMP);
-	EXPECT_EQ(self->report.pmd, g.pmd);
-	EXPECT_EQ(self->report.cont, g.cont);
-	EXPECT_EQ(self->report.pte, g.pte);
+			     aux_vmap_attr("cont_pages")));
+	TH_LOG(GRANULE_MAP, self->report.pmu, self->report.pages,
+	       self->report.snapshot, page_size(), pmd_bytes() / page_size(),
+	       aux_vmap_attr("cont_pages"), self->g.map);
 }
 
 /* Where a chunk is as large as a PMD, the mapping must be large too. */
@@ -264,17 +185,17 @@ TEST_F(aux_pagesize, large_chunks_mapped_large)
 		SKIP(return, "no chunk as large as a PMD");
 	if (huge_vmap_off()) {
 		/* Base pages were asked for: one entry per page. */
-		if (self->report.entries < self->size / page_size() &&
+		if (self->g.entries < self->size / page_size() &&
 		    !aux_strict())
 			SKIP(return, NOHUGE_IGNORED);
-		EXPECT_EQ(self->size / page_size(), self->report.entries);
+		EXPECT_EQ(self->size / page_size(), self->g.entries);
 		return;
 	}
-	if (self->report.entries == self->size / page_size() && !aux_strict())
+	if (self->g.entries == self->size / page_size() && !aux_strict())
 		SKIP(return, BASE_PAGES_ONLY);
-	EXPECT_GT(self->size / page_size(), self->report.entries)
+	EXPECT_GT(self->size / page_size(), self->g.entries)
 		TH_LOG("chunks %s mapped with %lu entries for %lu pages",
-		       self->report.chunks, self->report.entries,
+		       self->report.chunks, self->g.entries,
 		       self->size / page_size());
 }
 
@@ -296,18 +217,18 @@ TEST_F(aux_pagesize, entries_within_chunks_allowance)
 		sum += 1UL << orders[i];
 	ASSERT_EQ(pages, sum)
 		TH_LOG("chunks %s: not the buffer's pages", self->report.chunks);
-	most = chunk_entries(orders, n, vmap_pmd_pages(),
-			     self->report.cont_pages);
-	if (self->report.entries == pages && pages > most && !aux_strict()) {
+	most = chunk_entries(orders, n, pmd_bytes() / page_size(),
+			     aux_vmap_attr("cont_pages"));
+	if (self->g.entries == pages && pages > most && !aux_strict()) {
 		/* An exclusive PMU: one event at a time. */
 		aux_buffer_unmap(&self->buf);
 		close(self->fd);
 		if (!vmap_maps_large())
 			SKIP(return, BASE_PAGES_ONLY);
 	}
-	EXPECT_GE(most, self->report.entries)
+	EXPECT_GE(most, self->g.entries)
 		TH_LOG("chunks %s: %lu translation entries where %lu do",
-		       self->report.chunks, self->report.entries, most);
+		       self->report.chunks, self->g.entries, most);
 }
 
 /* Arm SPE and the TRBE sink of cs_etm, where the board has them. */
@@ -358,11 +279,11 @@ FIXTURE_TEARDOWN(hw_pagesize)
 TEST_F(hw_pagesize, driver_vmap_granules)
 {
 	unsigned long size = 2 * pmd_bytes(), start;
-	struct granules g;
+	struct vmap_granules g;
 
 	start = vmallocinfo_find(variant->caller, size);
 	ASSERT_NE(0, start);
-	if (ptdump_granules(start, size, &g))
+	if (vmap_granules(start, size, &g))
 		SKIP(return, NO_PTDUMP);
 	TH_LOG("%s: PMD %lu, cont-PTE %lu, PTE %lu pages", variant->pmu,
 	       g.pmd, g.cont, g.pte);
