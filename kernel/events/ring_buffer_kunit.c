@@ -6,7 +6,8 @@
  * else each chunk asks min(ceiling, ilog2(pages missing), MAX_PAGE_ORDER),
  * the ceiling being get_order(watermark) (default half the buffer), or
  * ilog2(nr_pages) in overwrite mode, and falls back one order at a time.
- * The order is in the head's page_private(); NO_SG overwrite needs one chunk.
+ * The order is in the head's page_private(); NO_SG overwrite needs one chunk;
+ * every page comes zeroed.
  * Static stubs on rb_aux_get_pages()/rb_aux_put_page() track every page and
  * inject failures.  Cases whose order the page allocator refuses are skipped.
  */
@@ -30,6 +31,7 @@
 #define AUX_LIVE_ORDER(v)	((v) >> 1)
 #define AUX_LIVE_HEAD(v)	((v) & 1)
 #define NO_INJECTION	INT_MAX
+#define AUX_POISON	0xa5
 /* Chunks a generated case limits the order of. */
 #define GEN_CHUNKS	8
 
@@ -106,11 +108,14 @@ static struct page *aux_get_pages_stub(int node, gfp_t gfp, int order)
 	if (order <= c->fail_above && ctx->chunks != c->fail_chunk &&
 	    (!c->per_chunk || ctx->chunks >= GEN_CHUNKS ||
 	     order <= c->ceil[ctx->chunks]))
-		page = alloc_pages_node(node, gfp, order);
+		page = alloc_pages_node(node, gfp & ~__GFP_ZERO, order);
 	ctx->req[ctx->nr_req].order = order;
 	ctx->req[ctx->nr_req++].page = page;
 	if (!page)
 		return NULL;
+	/* As the page allocator: old contents unless asked to zero. */
+	memset(page_address(page), gfp & __GFP_ZERO ? 0 : AUX_POISON,
+	       PAGE_SIZE << order);
 	ctx->chunks++;
 	ctx->pages_got += 1UL << order;
 	pfn = page_to_pfn(page);
@@ -235,6 +240,17 @@ static void aux_req_log(struct kunit *test, int nr_pages)
 			kunit_add_action_or_reset(test, aux_kvfree, ctx->req));
 }
 
+/* The first AUX page with a byte that is not zero, or -1. */
+static int aux_first_unzeroed(struct perf_buffer *rb)
+{
+	int i;
+
+	for (i = 0; i < rb->aux_nr_pages; i++)
+		if (memchr_inv(rb->aux_pages[i], 0, PAGE_SIZE))
+			return i;
+	return -1;
+}
+
 static bool aux_too_big(int nr_pages)
 {
 	return nr_pages > totalram_pages() / 4;
@@ -325,6 +341,9 @@ static int aux_alloc_and_check(struct kunit *test)
 		KUNIT_EXPECT_PTR_EQ(test, ctx->rb->aux_pages, ctx->setup_pages);
 		KUNIT_EXPECT_EQ(test, c->nr_pages, ctx->setup_nr_pages);
 		KUNIT_EXPECT_EQ(test, c->overwrite, ctx->setup_overwrite);
+		/* They reach user space: stale contents would leak. */
+		KUNIT_EXPECT_EQ_MSG(test, -1, aux_first_unzeroed(ctx->rb),
+				    "AUX page not zeroed");
 	} else {
 		KUNIT_EXPECT_EQ(test, 0, ctx->rb->aux_nr_pages);
 		KUNIT_EXPECT_EQ(test, 0, ctx->free_calls);
