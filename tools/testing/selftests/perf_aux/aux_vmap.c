@@ -75,12 +75,14 @@ unsigned long vmallocinfo_find(const char *caller, unsigned long size)
 	return 0;
 }
 
-/* Appends a run of @pages of granule @tag ('P', 'C', 'T') to @g. */
+/*
+ * Appends a run of @pages of granule @tag ('P', 'C', 'T') to @g; @cont:
+ * the pages of a cont-PTE block.
+ */
 static void granules_add(struct vmap_granules *g, char tag,
-			 unsigned long pages)
+			 unsigned long pages, long cont)
 {
 	unsigned long pmd = pmd_bytes() / page_size();
-	long cont = aux_vmap_attr("cont_pages");
 	size_t n = strlen(g->map);
 
 	if (tag == 'P') {
@@ -102,6 +104,7 @@ int vmap_granules(unsigned long start, unsigned long size,
 		  struct vmap_granules *g)
 {
 	unsigned long lo, hi, from, to, run = 0;
+	long cont = aux_vmap_attr("cont_pages");
 	char line[512], tag, run_tag = 0;
 	FILE *f = NULL;
 	int i;
@@ -121,14 +124,14 @@ int vmap_granules(unsigned long start, unsigned long size,
 		tag = strstr(line, " PMD ") || strstr(line, " pmd") ? 'P' :
 		      strstr(line, " CON ") ? 'C' : 'T';
 		if (run && tag != run_tag) {
-			granules_add(g, run_tag, run);
+			granules_add(g, run_tag, run, cont);
 			run = 0;
 		}
 		run_tag = tag;
 		run += (to - from) / page_size();
 	}
 	if (run)
-		granules_add(g, run_tag, run);
+		granules_add(g, run_tag, run, cont);
 	fclose(f);
 	/* Not all mapped: not a vmap, or not its address (kptr_restrict). */
 	return g->pmd + g->cont + g->pte == size / page_size() ? 0 : -ENXIO;
