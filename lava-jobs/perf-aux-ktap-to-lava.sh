@@ -304,7 +304,9 @@ run_one()
 	dir=$1 bin=$2 tmp=$3
 	# Through a pipe: the runner reopens /dev/stdout for appending, which
 	# on a plain file would write over what went through the first open.
-	(cd "$dir" && ./run_kselftest.sh -t "perf_aux:$bin") 2>&1 | cat > "$tmp/out"
+	# The opt-in programs outlast settings' timeout under sanitizers.
+	(cd "$dir" && ./run_kselftest.sh -t "perf_aux:$bin" \
+		${PERF_AUX_DESTRUCTIVE:+-o 1200}) 2>&1 | cat > "$tmp/out"
 	# (busybox awk binds == looser than concatenation: whole strings only)
 	verdict=$(awk -v hdr="selftests: perf_aux: $bin" '
 		/^(not ok|ok) [0-9]+ / {

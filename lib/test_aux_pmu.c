@@ -102,9 +102,9 @@ static struct aux_test_pmu *to_test_pmu(struct pmu *pmu)
 enum aux_gen_mode { GEN_NONE, GEN_SPE, GEN_TRBE, GEN_NR_MODES };
 
 #define GEN_WORD_MUL		0x9e3779b97f4a7c15ULL
-#define GEN_MIN_PERIOD_NS	(10 * NSEC_PER_USEC)
+#define GEN_MIN_PERIOD_NS	(100 * NSEC_PER_USEC)
 #define GEN_PERIOD_NS		NSEC_PER_MSEC
-#define GEN_MAX_TICK_BYTES	SZ_4M
+#define GEN_MAX_TICK_BYTES	SZ_256K
 #define SPE_PKT_BYTES		9	/* header + 8-byte payload */
 #define ETE_ASYNC_BYTES		12
 
@@ -375,7 +375,10 @@ static int aux_test_event_init(struct perf_event *event)
 	    (period && (period < GEN_MIN_PERIOD_NS || period > NSEC_PER_SEC)))
 		return -EINVAL;
 	words = AUX_TEST_CFG_GET(attr, words);
-	rec = max(SPE_PKT_BYTES * (words + 2), ETE_ASYNC_BYTES + 8 * (words + 2));
+	if (mode == GEN_SPE)
+		rec = SPE_PKT_BYTES * (words + 2);
+	else
+		rec = ETE_ASYNC_BYTES + 8 * (words + 2);
 	/* Bounded work per tick, whatever the buffer. */
 	if (AUX_TEST_CFG_GET(attr, burst) * rec > GEN_MAX_TICK_BYTES)
 		return -EINVAL;
@@ -387,10 +390,7 @@ static int aux_test_event_init(struct perf_event *event)
 	g->align = 1U << AUX_TEST_CFG_GET(attr, align);
 	g->burst = max_t(u64, AUX_TEST_CFG_GET(attr, burst), 1);
 	g->period = period ?: GEN_PERIOD_NS;
-	if (g->mode == GEN_SPE)
-		g->rec_bytes = SPE_PKT_BYTES * (words + 2);
-	else
-		g->rec_bytes = ETE_ASYNC_BYTES + 8 * (words + 2);
+	g->rec_bytes = rec;
 	g->frame_seq = U64_MAX;
 	hrtimer_setup(&event->hw.hrtimer, aux_gen_tick, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_REL_HARD);

@@ -63,6 +63,8 @@ struct aux_alloc_case {
 	/* Generated: chunk k gets no order above ceil[k] (-1: none at all). */
 	bool per_chunk;
 	s8 ceil[GEN_CHUNKS];
+	/* Named: what the table says. */
+	int first_ask, order, ret;
 };
 
 struct aux_request {
@@ -376,7 +378,7 @@ static void aux_run_case(struct kunit *test, const struct aux_alloc_case *c)
 	aux_free_and_check(test, aux_alloc_and_check(test));
 }
 
-static long aux_watermark(enum aux_wm wm, int nr_pages)
+static long aux_watermark(enum aux_mode wm, int nr_pages)
 {
 	long size = (long)nr_pages << PAGE_SHIFT;
 
@@ -392,14 +394,66 @@ static long aux_watermark(enum aux_wm wm, int nr_pages)
 	}
 }
 
-static void aux_table_desc(const struct aux_table_row *r, char *desc)
-{
-	strscpy(desc, r->name, KUNIT_PARAM_DESC_SIZE);
-}
-
 /* Generated: random mode, size, caps, highest order per chunk (-1: none). */
 #define NR_GEN_CASES 100
 static struct aux_alloc_case gen_cases[NR_GEN_CASES];
+/* Named: the tables' rows for each capability set (and mode). */
+static struct aux_alloc_case order_cases[ARRAY_SIZE(aux_caps) *
+					 ARRAY_SIZE(aux_order_rows) * NR_MODES];
+static struct aux_alloc_case fallback_cases[(ARRAY_SIZE(aux_caps) - 1) *
+					    ARRAY_SIZE(aux_fallback_rows)];
+
+static void aux_build_named_cases(void)
+{
+	static const char * const wm[] = { "default", "page", "half", "whole" };
+	struct aux_alloc_case *c = order_cases;
+	int ci, i, m;
+
+	for (ci = 0; ci < ARRAY_SIZE(aux_caps); ci++) {
+		unsigned int caps = aux_caps[ci].caps;
+
+		for (i = 0; i < ARRAY_SIZE(aux_order_rows); i++) {
+			const struct aux_order_row *r = &aux_order_rows[i];
+
+			for (m = 0; m < NR_MODES; m++, c++) {
+				*c = (struct aux_alloc_case){
+					.caps = caps, .overwrite = m == SNAPSHOT,
+					.nr_pages = r->nr_pages,
+					.watermark = aux_watermark(m, r->nr_pages),
+					.fail_above = NO_INJECTION,
+					.fail_chunk = -1,
+					.order = caps ? r->order[m] : 0,
+				};
+				if (m == SNAPSHOT && (caps & PERF_PMU_CAP_AUX_NO_SG))
+					c->ret = r->nosg_snapshot_ret;
+				if (m == SNAPSHOT)
+					snprintf(c->name, sizeof(c->name), "%s_snapshot_%s",
+						 aux_caps[ci].name, r->size);
+				else
+					snprintf(c->name, sizeof(c->name), "%s_rw_%s_wm_%s",
+						 aux_caps[ci].name, r->size, wm[m]);
+			}
+		}
+	}
+	c = fallback_cases;
+	for (ci = 1; ci < ARRAY_SIZE(aux_caps); ci++) {
+		for (i = 0; i < ARRAY_SIZE(aux_fallback_rows); i++, c++) {
+			const struct aux_fallback_row *r = &aux_fallback_rows[i];
+
+			*c = (struct aux_alloc_case){
+				.caps = aux_caps[ci].caps,
+				.overwrite = r->overwrite,
+				.nr_pages = FALLBACK_PAGES,
+				.fail_above = r->settle, .fail_chunk = -1,
+				.first_ask = r->first_ask, .order = r->settle,
+			};
+			if (aux_caps[ci].caps & PERF_PMU_CAP_AUX_NO_SG)
+				c->ret = r->nosg_ret;
+			snprintf(c->name, sizeof(c->name), "%s_%s",
+				 aux_caps[ci].name, r->name);
+		}
+	}
+}
 
 static void aux_build_gen_cases(void)
 {
@@ -417,7 +471,7 @@ static void aux_build_gen_cases(void)
 		c->overwrite = prandom_u32_state(&rnd) % 2;
 		c->nr_pages = sizes[prandom_u32_state(&rnd) % ARRAY_SIZE(sizes)];
 		c->watermark = c->overwrite ? 0 :
-			aux_watermark(prandom_u32_state(&rnd) % NR_WM, c->nr_pages);
+			aux_watermark(prandom_u32_state(&rnd) % SNAPSHOT, c->nr_pages);
 		c->fail_above = NO_INJECTION;
 		c->fail_chunk = -1;
 		c->per_chunk = true;
@@ -438,21 +492,17 @@ static void aux_build_gen_cases(void)
 	}
 }
 
-static void aux_fallback_desc(const struct aux_fallback_row *r, char *desc)
-{
-	strscpy(desc, r->name, KUNIT_PARAM_DESC_SIZE);
-}
-
 static int perf_aux_alloc_suite_init(struct kunit_suite *suite)
 {
+	aux_build_named_cases();
 	aux_build_gen_cases();
 	pr_info("perf_aux_alloc: %d generated failure patterns, seed %lu (ring_buffer_kunit.seed= replays)\n",
 		NR_GEN_CASES, seed);
 	return 0;
 }
 
-KUNIT_ARRAY_PARAM(aux_orders, aux_table, aux_table_desc);
-KUNIT_ARRAY_PARAM(aux_fallback, aux_fallback_table, aux_fallback_desc);
+KUNIT_ARRAY_PARAM_DESC(aux_orders, order_cases, name);
+KUNIT_ARRAY_PARAM_DESC(aux_fallback, fallback_cases, name);
 KUNIT_ARRAY_PARAM_DESC(aux_gen, gen_cases, name);
 
 /* Whether the page allocator itself refused an order @c's stubs let through. */
@@ -470,31 +520,24 @@ static bool aux_refused_for_real(struct kunit *test)
 /* A named buffer gets its row's chunk order, each asked once, and return. */
 static void aux_alloc_orders_test(struct kunit *test)
 {
-	const struct aux_table_row *r = test->param_value;
+	const struct aux_alloc_case *c = test->param_value;
 	struct aux_alloc_ctx *ctx = test->priv;
-	struct aux_alloc_case c = {
-		.caps = r->caps, .overwrite = r->overwrite,
-		.nr_pages = r->nr_pages, .fail_above = NO_INJECTION,
-		.fail_chunk = -1,
-	};
 	int i;
 
-	strscpy(c.name, r->name, sizeof(c.name));
-	c.watermark = r->overwrite ? 0 : aux_watermark(r->wm, r->nr_pages);
-	aux_run_case(test, &c);
+	aux_run_case(test, c);
 	if (aux_refused_for_real(test) && test->status != KUNIT_FAILURE)
 		kunit_skip(test, "an order refused by the page allocator");
-	KUNIT_EXPECT_EQ_MSG(test, r->nr_pages >> r->order, ctx->nr_req,
-			    "chunks of order %d", r->order);
+	KUNIT_EXPECT_EQ_MSG(test, c->nr_pages >> c->order, ctx->nr_req,
+			    "chunks of order %d", c->order);
 	for (i = 0; i < ctx->nr_req; i++)
-		if (ctx->req[i].order != r->order)
+		if (ctx->req[i].order != c->order)
 			break;
 	KUNIT_EXPECT_EQ_MSG(test, ctx->nr_req, i,
 			    "chunk %d: table says order %d, rb_alloc_aux() gave %d",
-			    i, r->order, i < ctx->nr_req ? ctx->req[i].order : -1);
-	KUNIT_EXPECT_EQ_MSG(test, r->ret, ctx->ret,
+			    i, c->order, i < ctx->nr_req ? ctx->req[i].order : -1);
+	KUNIT_EXPECT_EQ_MSG(test, c->ret, ctx->ret,
 			    "table says %d, rb_alloc_aux() returned %d",
-			    r->ret, ctx->ret);
+			    c->ret, ctx->ret);
 }
 
 static void aux_alloc_generated_test(struct kunit *test)
@@ -505,39 +548,33 @@ static void aux_alloc_generated_test(struct kunit *test)
 /* Orders above the row's limit refused: all chunks settle at the limit. */
 static void aux_alloc_fallback_test(struct kunit *test)
 {
-	const struct aux_fallback_row *r = test->param_value;
+	const struct aux_alloc_case *c = test->param_value;
 	struct aux_alloc_ctx *ctx = test->priv;
-	struct aux_alloc_case c = {
-		.caps = r->caps, .overwrite = r->overwrite,
-		.nr_pages = FALLBACK_PAGES, .fail_above = r->settle,
-		.fail_chunk = -1,
-	};
 	int i, chunks = 0;
 
-	if (r->settle >= r->first_ask)
+	if (c->order >= c->first_ask)
 		kunit_skip(test, "no order to fall back from");
-	strscpy(c.name, r->name, sizeof(c.name));
-	aux_run_case(test, &c);
+	aux_run_case(test, c);
 	if (aux_refused_for_real(test) && test->status != KUNIT_FAILURE)
 		kunit_skip(test, "an order refused by the page allocator");
 	KUNIT_ASSERT_GT(test, ctx->nr_req, 0);
-	KUNIT_EXPECT_EQ_MSG(test, r->first_ask, ctx->req[0].order,
+	KUNIT_EXPECT_EQ_MSG(test, c->first_ask, ctx->req[0].order,
 			    "first request: table says order %d, rb_alloc_aux() asked %d",
-			    r->first_ask, ctx->req[0].order);
+			    c->first_ask, ctx->req[0].order);
 	for (i = 0; i < ctx->nr_req; i++) {
 		if (!ctx->req[i].page)
 			continue;
 		chunks++;
-		KUNIT_EXPECT_EQ_MSG(test, r->settle, ctx->req[i].order,
+		KUNIT_EXPECT_EQ_MSG(test, c->order, ctx->req[i].order,
 				    "chunk %d: table says order %d, rb_alloc_aux() gave %d",
-				    chunks - 1, r->settle, ctx->req[i].order);
-		if (ctx->req[i].order != r->settle)
+				    chunks - 1, c->order, ctx->req[i].order);
+		if (ctx->req[i].order != c->order)
 			break;
 	}
-	KUNIT_EXPECT_EQ(test, FALLBACK_PAGES >> r->settle, chunks);
-	KUNIT_EXPECT_EQ_MSG(test, r->ret, ctx->ret,
+	KUNIT_EXPECT_EQ(test, FALLBACK_PAGES >> c->order, chunks);
+	KUNIT_EXPECT_EQ_MSG(test, c->ret, ctx->ret,
 			    "table says %d, rb_alloc_aux() returned %d",
-			    r->ret, ctx->ret);
+			    c->ret, ctx->ret);
 }
 
 /* The second chunk cannot be had at any order: all pages go back. */

@@ -319,14 +319,28 @@ def filter_makefile(makefile: str, present) -> str:
     return ''.join(line + '\n' for line in kept)
 
 
+# The project's kselftest config: the options of the machine-wide programs
+# (the extended suite, in no series) follow this comment.
+EXTENDED_CONFIG = '# The machine-wide programs:'
+
+
+def filter_config(config: str) -> str:
+    """The kselftest CONFIG less the extended suite's options."""
+    return config.split(EXTENDED_CONFIG, 1)[0]
+
+
 def ksft_makefile(s: Series, repo: str) -> None:
-    """The kselftests' Makefile of REPO as the files there so far have it."""
+    """The kselftests' Makefile and config of REPO as the files there so
+    far have them."""
     here = os.path.join(repo, KSFT)
     if not os.path.isdir(here):
         return
     write(os.path.join(here, 'Makefile'),
           filter_makefile(read(os.path.join(s.root, KSFT, 'Makefile')),
                           lambda f: os.path.exists(os.path.join(here, f))))
+    if os.path.exists(os.path.join(here, 'config')):
+        write(os.path.join(here, 'config'),
+              filter_config(read(os.path.join(s.root, KSFT, 'config'))))
 
 
 # The series.
@@ -571,6 +585,9 @@ def check_am(s: Series, patches: Sequence[str]) -> None:
             same = read(os.path.join(repo, f)) == filter_makefile(
                 read(os.path.join(s.root, f)),
                 lambda name: os.path.exists(os.path.join(here, name)))
+        elif f == f'{KSFT}/config':
+            same = read(os.path.join(repo, f)) == filter_config(
+                read(os.path.join(s.root, f)))
         else:
             same = same_file(os.path.join(repo, f), os.path.join(s.root, f))
         if not same:

@@ -143,6 +143,17 @@ class MakefileTest(unittest.TestCase):
         self.assertNotIn('aux_trace.h', first)
 
 
+    def test_config(self) -> None:
+        # The series' config: the project's up to the extended options.
+        with open(os.path.join(ROOT, series.KSFT, 'config')) as f:
+            text = f.read()
+        ours = series.filter_config(text)
+        self.assertTrue(text.startswith(ours))
+        self.assertIn('CONFIG_TEST_AUX_PMU=m\n', ours)
+        self.assertNotIn('FAIL_PAGE_ALLOC', ours)
+        self.assertIn('CONFIG_FAIL_PAGE_ALLOC=y\n', text)
+
+
 class MaintainersTest(unittest.TestCase):
     MAINTAINERS = (b'FOO\nM:\tA <a@b>\nF:\ta/foo.c\nF:\tz/zz.c\n\n'
                    b'PERFORMANCE EVENTS SUBSYSTEM\nM:\tP <p@q>\n'

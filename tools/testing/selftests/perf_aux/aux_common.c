@@ -203,10 +203,8 @@ unsigned long aux_pages(enum aux_size size)
 		return pmd_bytes() / page_size();
 	case TWICE_PMD:
 		return 2 * pmd_bytes() / page_size();
-	case SIZE_64M:
-		return (64UL << 20) / page_size();
 	default:
-		return (1UL << 30) / page_size();
+		return (64UL << 20) / page_size();
 	}
 }
 

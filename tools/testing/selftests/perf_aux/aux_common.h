@@ -89,8 +89,7 @@ struct aux_buffer {
 };
 
 /* Buffer sizes, resolved against the running kernel's page size. */
-enum aux_size { TWO_PAGES, SIXTEEN_PAGES, PMD_BYTES, TWICE_PMD, SIZE_64M,
-		SIZE_1G };
+enum aux_size { TWO_PAGES, SIXTEEN_PAGES, PMD_BYTES, TWICE_PMD, SIZE_64M };
 
 long aux_vmap_attr(const char *name);
 unsigned long pmd_bytes(void);

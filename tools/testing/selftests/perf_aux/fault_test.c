@@ -232,7 +232,7 @@ static int map_after_singles(struct trace_consumer *tc, unsigned long pages,
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
-	cfg.burst = pages * page_size() / 4 / gen_record_bytes(&cfg) ?: 1;
+	cfg.burst = gen_quarter_burst(&cfg, pages * page_size());
 	ret = trace_open(tc, CAPS_LARGE, &cfg, pages, false, cpu);
 	if (ret)
 		return ret;

@@ -13,7 +13,8 @@
  *    stream carries A-Sync packets and, where OpenCSD's trc_pkt_lister is
  *    installed, its packets decode without error (ete_decode.c);
  * and the kernel logs neither a warning nor "Unexpected buffer fault" (a
- * stage-1 fault of the trace unit on its own buffer mapping).
+ * stage-1 fault of the trace unit on its own buffer mapping); the driver's
+ * vmap() of the buffer uses PMD or cont-PTE blocks (the page-table dump).
  * Without the PMU the tests skip.
  */
 #ifndef _GNU_SOURCE
@@ -25,6 +26,7 @@
 
 #include "../kselftest_harness.h"
 #include "aux_common.h"
+#include "aux_vmap.h"
 #include "ete_decode.h"
 #include "trace_check.h"
 
@@ -63,6 +65,7 @@ FIXTURE(hw_trace) {
 
 FIXTURE_VARIANT(hw_trace) {
 	const char *pmu;
+	const char *caller;	/* the driver's vmap() call site */
 	bool trbe;
 	const char *skip;
 };
@@ -70,11 +73,13 @@ FIXTURE_VARIANT(hw_trace) {
 /* clang-format off */
 FIXTURE_VARIANT_ADD(hw_trace, arm_spe) {
 	.pmu = "arm_spe_0",
+	.caller = "arm_spe_pmu_setup_aux",
 	.skip = "no arm_spe_0 PMU",
 };
 
 FIXTURE_VARIANT_ADD(hw_trace, trbe) {
 	.pmu = "cs_etm",
+	.caller = "arm_trbe_alloc_buffer",
 	.trbe = true,
 	.skip = "no cs_etm PMU with a TRBE sink",
 };
@@ -340,6 +345,40 @@ TEST_F_TIMEOUT(hw_trace, records_parse, 200)
 	EXPECT_LT(0, variant->trbe ? self->seen.async : self->seen.records);
 	if (variant->trbe)
 		hw_decode_ete(_metadata, self->cpu, &self->seen);
+}
+
+/* The driver's vmap() of large chunks uses PMD or cont-PTE blocks. */
+TEST_F(hw_trace, driver_vmap_granules)
+{
+	unsigned long start = 0;
+	struct vmap_granules g;
+	long kptr;
+	int ret;
+
+	if (geteuid())
+		SKIP(return, NOT_ROOT);
+	/* Real addresses in vmallocinfo and the dump, for this read only. */
+	ret = kptr_show(&kptr);
+	if (!ret) {
+		start = vmallocinfo_find(variant->caller, AUX_BYTES);
+		ret = start ? vmap_granules(start, AUX_BYTES, &g) : 0;
+		sysctl_write(KPTR_RESTRICT, kptr);
+	}
+	ASSERT_NE(0, start);
+	if (ret == -ENOENT)
+		SKIP(return, NO_PTDUMP);
+	ASSERT_EQ(0, ret);
+	TH_LOG("%s: PMD %lu, cont-PTE %lu, PTE %lu pages", variant->pmu,
+	       g.pmd, g.cont, g.pte);
+	if (huge_vmap_off()) {
+		if (g.pmd + g.cont && !aux_strict())
+			SKIP(return, NOHUGE_IGNORED);
+		EXPECT_EQ(0UL, g.pmd + g.cont);
+		return;
+	}
+	if (!g.pmd && !g.cont && !aux_strict())
+		SKIP(return, BASE_PAGES_ONLY);
+	EXPECT_NE(0, g.pmd + g.cont);
 }
 
 TEST_HARNESS_MAIN

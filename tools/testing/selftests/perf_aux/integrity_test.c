@@ -24,23 +24,8 @@ FIXTURE_VARIANT(integrity) {
 };
 
 /* clang-format off */
-FIXTURE_VARIANT_ADD(integrity, none_spe_2p) {
-	.caps = CAPS_NONE, .mode = GEN_SPE, .size = TWO_PAGES,
-	.words = 6, .align_log2 = 6,
-};
-
 FIXTURE_VARIANT_ADD(integrity, none_spe_16p) {
 	.caps = CAPS_NONE, .mode = GEN_SPE, .size = SIXTEEN_PAGES,
-	.words = 6, .align_log2 = 6,
-};
-
-FIXTURE_VARIANT_ADD(integrity, none_spe_pmd) {
-	.caps = CAPS_NONE, .mode = GEN_SPE, .size = PMD_BYTES,
-	.words = 6, .align_log2 = 6,
-};
-
-FIXTURE_VARIANT_ADD(integrity, none_trbe_2p) {
-	.caps = CAPS_NONE, .mode = GEN_TRBE, .size = TWO_PAGES,
 	.words = 6, .align_log2 = 6,
 };
 
@@ -49,23 +34,8 @@ FIXTURE_VARIANT_ADD(integrity, none_trbe_16p) {
 	.words = 6, .align_log2 = 6,
 };
 
-FIXTURE_VARIANT_ADD(integrity, none_trbe_pmd) {
-	.caps = CAPS_NONE, .mode = GEN_TRBE, .size = PMD_BYTES,
-	.words = 6, .align_log2 = 6,
-};
-
 FIXTURE_VARIANT_ADD(integrity, large_spe_2p) {
 	.caps = CAPS_LARGE, .mode = GEN_SPE, .size = TWO_PAGES,
-	.words = 6, .align_log2 = 6,
-};
-
-FIXTURE_VARIANT_ADD(integrity, large_spe_16p) {
-	.caps = CAPS_LARGE, .mode = GEN_SPE, .size = SIXTEEN_PAGES,
-	.words = 6, .align_log2 = 6,
-};
-
-FIXTURE_VARIANT_ADD(integrity, large_spe_pmd) {
-	.caps = CAPS_LARGE, .mode = GEN_SPE, .size = PMD_BYTES,
 	.words = 6, .align_log2 = 6,
 };
 
@@ -79,43 +49,13 @@ FIXTURE_VARIANT_ADD(integrity, large_trbe_2p) {
 	.words = 6, .align_log2 = 6,
 };
 
-FIXTURE_VARIANT_ADD(integrity, large_trbe_16p) {
-	.caps = CAPS_LARGE, .mode = GEN_TRBE, .size = SIXTEEN_PAGES,
-	.words = 6, .align_log2 = 6,
-};
-
-FIXTURE_VARIANT_ADD(integrity, large_trbe_pmd) {
-	.caps = CAPS_LARGE, .mode = GEN_TRBE, .size = PMD_BYTES,
-	.words = 6, .align_log2 = 6,
-};
-
 FIXTURE_VARIANT_ADD(integrity, large_trbe_2pmd) {
 	.caps = CAPS_LARGE, .mode = GEN_TRBE, .size = TWICE_PMD,
 	.words = 6, .align_log2 = 6,
 };
 
-FIXTURE_VARIANT_ADD(integrity, nosg_spe_2p) {
-	.caps = CAPS_NOSG, .mode = GEN_SPE, .size = TWO_PAGES,
-	.words = 6, .align_log2 = 6,
-};
-
-FIXTURE_VARIANT_ADD(integrity, nosg_spe_16p) {
-	.caps = CAPS_NOSG, .mode = GEN_SPE, .size = SIXTEEN_PAGES,
-	.words = 6, .align_log2 = 6,
-};
-
 FIXTURE_VARIANT_ADD(integrity, nosg_spe_pmd) {
 	.caps = CAPS_NOSG, .mode = GEN_SPE, .size = PMD_BYTES,
-	.words = 6, .align_log2 = 6,
-};
-
-FIXTURE_VARIANT_ADD(integrity, nosg_trbe_2p) {
-	.caps = CAPS_NOSG, .mode = GEN_TRBE, .size = TWO_PAGES,
-	.words = 6, .align_log2 = 6,
-};
-
-FIXTURE_VARIANT_ADD(integrity, nosg_trbe_16p) {
-	.caps = CAPS_NOSG, .mode = GEN_TRBE, .size = SIXTEEN_PAGES,
 	.words = 6, .align_log2 = 6,
 };
 

@@ -33,38 +33,12 @@ FIXTURE_VARIANT_ADD(aux_map, none_rw_2p) {
 	.caps = CAPS_NONE, .size = TWO_PAGES, .chunk = CHUNK_PAGE,
 };
 
-FIXTURE_VARIANT_ADD(aux_map, none_rw_16p) {
-	.caps = CAPS_NONE, .size = SIXTEEN_PAGES, .chunk = CHUNK_PAGE,
-};
-
-FIXTURE_VARIANT_ADD(aux_map, none_rw_pmd) {
-	.caps = CAPS_NONE, .size = PMD_BYTES, .chunk = CHUNK_PAGE,
-};
-
 FIXTURE_VARIANT_ADD(aux_map, none_rw_2pmd) {
 	.caps = CAPS_NONE, .size = TWICE_PMD, .chunk = CHUNK_PAGE,
 };
 
-FIXTURE_VARIANT_ADD(aux_map, none_rw_64m) {
-	.caps = CAPS_NONE, .size = SIZE_64M, .chunk = CHUNK_PAGE,
-};
-
-FIXTURE_VARIANT_ADD(aux_map, none_rw_1g) {
-	.caps = CAPS_NONE, .size = SIZE_1G, .chunk = CHUNK_PAGE,
-};
-
-FIXTURE_VARIANT_ADD(aux_map, none_snapshot_2p) {
-	.caps = CAPS_NONE, .size = TWO_PAGES, .snapshot = true,
-	.chunk = CHUNK_PAGE,
-};
-
 FIXTURE_VARIANT_ADD(aux_map, none_snapshot_pmd) {
 	.caps = CAPS_NONE, .size = PMD_BYTES, .snapshot = true,
-	.chunk = CHUNK_PAGE,
-};
-
-FIXTURE_VARIANT_ADD(aux_map, none_snapshot_64m) {
-	.caps = CAPS_NONE, .size = SIZE_64M, .snapshot = true,
 	.chunk = CHUNK_PAGE,
 };
 
@@ -76,10 +50,6 @@ FIXTURE_VARIANT_ADD(aux_map, large_rw_16p) {
 	.caps = CAPS_LARGE, .size = SIXTEEN_PAGES, .chunk = CHUNK_HALF,
 };
 
-FIXTURE_VARIANT_ADD(aux_map, large_rw_pmd) {
-	.caps = CAPS_LARGE, .size = PMD_BYTES, .chunk = CHUNK_HALF,
-};
-
 FIXTURE_VARIANT_ADD(aux_map, large_rw_2pmd) {
 	.caps = CAPS_LARGE, .size = TWICE_PMD, .chunk = CHUNK_HALF,
 };
@@ -88,17 +58,8 @@ FIXTURE_VARIANT_ADD(aux_map, large_rw_64m) {
 	.caps = CAPS_LARGE, .size = SIZE_64M, .chunk = CHUNK_HALF,
 };
 
-FIXTURE_VARIANT_ADD(aux_map, large_rw_1g) {
-	.caps = CAPS_LARGE, .size = SIZE_1G, .chunk = CHUNK_HALF,
-};
-
 FIXTURE_VARIANT_ADD(aux_map, large_snapshot_2p) {
 	.caps = CAPS_LARGE, .size = TWO_PAGES, .snapshot = true,
-	.chunk = CHUNK_WHOLE,
-};
-
-FIXTURE_VARIANT_ADD(aux_map, large_snapshot_16p) {
-	.caps = CAPS_LARGE, .size = SIXTEEN_PAGES, .snapshot = true,
 	.chunk = CHUNK_WHOLE,
 };
 
@@ -107,27 +68,13 @@ FIXTURE_VARIANT_ADD(aux_map, large_snapshot_pmd) {
 	.chunk = CHUNK_WHOLE,
 };
 
-FIXTURE_VARIANT_ADD(aux_map, large_snapshot_2pmd) {
-	.caps = CAPS_LARGE, .size = TWICE_PMD, .snapshot = true,
-	.chunk = CHUNK_WHOLE,
-};
-
 FIXTURE_VARIANT_ADD(aux_map, large_snapshot_64m) {
 	.caps = CAPS_LARGE, .size = SIZE_64M, .snapshot = true,
 	.chunk = CHUNK_WHOLE,
 };
 
-FIXTURE_VARIANT_ADD(aux_map, nosg_rw_16p) {
-	.caps = CAPS_NOSG, .size = SIXTEEN_PAGES, .chunk = CHUNK_HALF,
-};
-
 FIXTURE_VARIANT_ADD(aux_map, nosg_rw_2pmd) {
 	.caps = CAPS_NOSG, .size = TWICE_PMD, .chunk = CHUNK_HALF,
-};
-
-FIXTURE_VARIANT_ADD(aux_map, nosg_snapshot_2p) {
-	.caps = CAPS_NOSG, .size = TWO_PAGES, .snapshot = true,
-	.chunk = CHUNK_WHOLE,
 };
 
 FIXTURE_VARIANT_ADD(aux_map, nosg_snapshot_pmd) {
@@ -257,116 +204,319 @@ TEST_F(aux_map, pages_zeroed_and_mapped)
 		       i * sizeof(*p) % page_size());
 }
 
-/* Bad requests get perf_mmap()'s errno for them, and no kernel warning. */
-FIXTURE(aux_bad) {
+#define RW (PROT_READ | PROT_WRITE)
+
+/*
+ * AUX mmap()s at the boundaries perf_mmap() and perf_mmap_aux() check (no
+ * privilege needed): each gets its errno (EINVAL unless said), leaves the
+ * event's VMAs and the PMUs' vmaps as before, and the right request maps.
+ */
+struct bounds {
 	int fd, kmsg;
 	void *base;
 	size_t data_size;
+	int vmas, vmaps;
 };
 
-FIXTURE_SETUP(aux_bad)
+FIXTURE(bounds) {
+	struct bounds b;
+};
+
+/* Mappings of perf event files in this process, or -1. */
+static int event_vmas(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	size_t len = 0;
+	char *line = NULL;
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (getline(&line, &len, f) > 0)
+		n += !!strstr(line, "[perf_event]");
+	free(line);
+	fclose(f);
+	return n;
+}
+
+/* The data area: the user page and 4 data pages. */
+#define BOUNDS_DATA_PAGES 5
+/* Pages of the AUX area the good requests map. */
+#define AUX_AREA_PAGES 2
+
+FIXTURE_SETUP(bounds)
 {
 	int type = pmu_type(aux_pmu_names[CAPS_LARGE]);
 
+	self->b.fd = -1;
+	self->b.base = MAP_FAILED;
+	self->b.kmsg = -1;
 	if (type < 0)
 		SKIP(return, NO_TEST_PMU);
-	self->kmsg = kmsg_open_at_end();
-	self->fd = aux_event_open(type, 0);
-	ASSERT_LE(0, self->fd);
-	self->data_size = 3 * page_size();
-	self->base = mmap(NULL, self->data_size, PROT_READ | PROT_WRITE,
-			  MAP_SHARED, self->fd, 0);
+	self->b.kmsg = kmsg_open_at_end();
+	self->b.fd = aux_event_open(type, 0);
+	ASSERT_LE(0, self->b.fd);
+	self->b.data_size = BOUNDS_DATA_PAGES * page_size();
+	self->b.vmas = event_vmas();
+	self->b.vmaps = module_vmaps();
+}
+
+FIXTURE_TEARDOWN(bounds)
+{
+	if (self->b.base != MAP_FAILED)
+		munmap(self->b.base, self->b.data_size);
+	if (self->b.fd >= 0)
+		close(self->b.fd);
+	EXPECT_EQ(0, kmsg_warnings(self->b.kmsg));
+	if (self->b.kmsg >= 0)
+		close(self->b.kmsg);
+}
+
+static void bounds_map_data(struct __test_metadata *_metadata,
+			    struct bounds *self)
+{
+	self->base = mmap(NULL, self->data_size, RW, MAP_SHARED, self->fd, 0);
 	ASSERT_NE(MAP_FAILED, self->base);
 }
 
-FIXTURE_TEARDOWN(aux_bad)
+/*
+ * mmap() of @len at file offset @pgoff pages, the user page (if mapped)
+ * saying aux_offset @offset and aux_size @size: the mapping, or MAP_FAILED.
+ */
+static void *bounds_mmap(struct bounds *self, unsigned long offset,
+			 unsigned long size, unsigned long len,
+			 unsigned long pgoff)
 {
-	munmap(self->base, self->data_size);
-	close(self->fd);
-	EXPECT_EQ(0, kmsg_warnings(self->kmsg));
-	if (self->kmsg >= 0)
-		close(self->kmsg);
+	struct perf_event_mmap_page *up = self->base;
+
+	if (self->base != MAP_FAILED) {
+		up->aux_offset = offset;
+		up->aux_size = size;
+	}
+	return mmap(NULL, len, RW, MAP_SHARED, self->fd, pgoff * page_size());
 }
 
-/* mmap()s the AUX area with the user page saying @offset and @size. */
-static int map_aux(int fd, void *base, unsigned long offset,
-		   unsigned long size, unsigned long len, int prot, int flags)
+/*
+ * bounds_mmap() gets @err and leaves no VMA and no vmap behind (@extra:
+ * the VMAs and vmaps of earlier good requests still mapped).
+ */
+static void bounds_refused(struct __test_metadata *_metadata,
+			   struct bounds *self, unsigned long offset,
+			   unsigned long size, size_t len, unsigned long pgoff,
+			   int extra, int err)
 {
-	struct perf_event_mmap_page *up = base;
-	void *p;
+	void *p = bounds_mmap(self, offset, size, len, pgoff);
+	int vmaps;
 
-	up->aux_offset = offset;
-	up->aux_size = size;
-	p = mmap(NULL, len, prot, flags, fd, offset);
-	if (p == MAP_FAILED)
-		return errno;
+	if (p != MAP_FAILED) {
+		munmap(p, len);
+		ASSERT_EQ(MAP_FAILED, p)
+			TH_LOG("the request was mapped");
+	}
+	ASSERT_EQ(err, errno);
+	EXPECT_EQ(self->vmas + (self->base != MAP_FAILED) + extra,
+		  event_vmas());
+	vmaps = module_vmaps();
+	if (vmaps >= 0 && self->vmaps >= 0)
+		EXPECT_EQ(self->vmaps + extra, vmaps);
+}
+
+/* The right request after a refused one: it maps, and unmaps clean. */
+static void bounds_still_maps(struct __test_metadata *_metadata,
+			      struct bounds *self)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+	void *p = bounds_mmap(self, self->data_size, len, len,
+			      BOUNDS_DATA_PAGES);
+
+	ASSERT_NE(MAP_FAILED, p);
 	munmap(p, len);
-	return 0;
 }
 
-#define RW (PROT_READ | PROT_WRITE)
-
-TEST_F(aux_bad, size_zero)
+TEST_F(bounds, aux_before_data_area)
 {
-	EXPECT_EQ(EINVAL, map_aux(self->fd, self->base, self->data_size, 0, page_size(), RW,
-				  MAP_SHARED));
+	size_t len = AUX_AREA_PAGES * page_size();
+
+	bounds_refused(_metadata, &self->b, 0, 0, len, BOUNDS_DATA_PAGES, 0, EINVAL);
+	bounds_map_data(_metadata, &self->b);
+	bounds_still_maps(_metadata, &self->b);
 }
 
-TEST_F(aux_bad, private_mapping)
+TEST_F(bounds, aux_offset_on_user_page)
 {
-	unsigned long sz = 4 * page_size();
+	size_t len = AUX_AREA_PAGES * page_size();
 
-	EXPECT_EQ(EINVAL, map_aux(self->fd, self->base, self->data_size, sz, sz, RW,
-				  MAP_PRIVATE));
+	bounds_map_data(_metadata, &self->b);
+	/* Where the mapping asks for the AUX area, the user page says 0. */
+	bounds_refused(_metadata, &self->b, 0, len, len, BOUNDS_DATA_PAGES, 0, EINVAL);
+	/* At file offset 0 it is the data area again, of another size. */
+	bounds_refused(_metadata, &self->b, 0, len, len, 0, 0, EINVAL);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+TEST_F(bounds, aux_offset_inside_data_area)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b, page_size(), len, len, 1, 0, EINVAL);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+/* The last data page, which "aux_offset < data pages" would let through. */
+TEST_F(bounds, aux_offset_on_last_data_page)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+	unsigned long last = BOUNDS_DATA_PAGES - 1;
+
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b, last * page_size(), len, len, last,
+		       0, EINVAL);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+/* One page short of the end of the data area, two pages long: overlaps. */
+TEST_F(bounds, aux_area_overlaps_data_area)
+{
+	size_t len = 4 * page_size();
+	unsigned long at = BOUNDS_DATA_PAGES - 2;
+
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b, at * page_size(), len, len, at, 0, EINVAL);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+/* A second AUX area starting inside the first one. */
+TEST_F(bounds, aux_area_overlaps_aux_area)
+{
+	size_t len = 4 * page_size();
+	void *first;
+
+	bounds_map_data(_metadata, &self->b);
+	first = bounds_mmap(&self->b, self->b.data_size, len, len,
+			    BOUNDS_DATA_PAGES);
+	ASSERT_NE(MAP_FAILED, first);
+	bounds_refused(_metadata, &self->b, self->b.data_size + 2 * page_size(),
+		       len, len, BOUNDS_DATA_PAGES + 2, 1, EINVAL);
+	munmap(first, len);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+/* The user page's aux_offset a byte past the page the mapping starts on. */
+TEST_F(bounds, aux_offset_unaligned)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b, self->b.data_size + 1, len, len,
+		       BOUNDS_DATA_PAGES, 0, EINVAL);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+TEST_F(bounds, aux_size_not_power_of_two_pages)
+{
+	size_t len = 3 * page_size();
+
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b, self->b.data_size, len, len,
+		       BOUNDS_DATA_PAGES, 0, EINVAL);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+/* aux_size a page and a byte: not whole pages, not the mapping. */
+TEST_F(bounds, aux_size_unaligned)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b, self->b.data_size, page_size() + 1,
+		       len, BOUNDS_DATA_PAGES, 0, EINVAL);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+TEST_F(bounds, aux_size_not_mapping_length)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b, self->b.data_size, 2 * len, len,
+		       BOUNDS_DATA_PAGES, 0, EINVAL);
+	bounds_refused(_metadata, &self->b, self->b.data_size, len, 2 * len,
+		       BOUNDS_DATA_PAGES, 0, EINVAL);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+/* While an AUX area is mapped, one of another size at its offset. */
+TEST_F(bounds, second_aux_mapping_other_size)
+{
+	size_t len = AUX_AREA_PAGES * page_size();
+	void *first, *again;
+
+	bounds_map_data(_metadata, &self->b);
+	first = bounds_mmap(&self->b, self->b.data_size, len, len,
+			    BOUNDS_DATA_PAGES);
+	ASSERT_NE(MAP_FAILED, first);
+	bounds_refused(_metadata, &self->b, self->b.data_size, 2 * len, 2 * len,
+		       BOUNDS_DATA_PAGES, 1, EINVAL);
+	/* The same size again is the same area, mapped twice. */
+	again = bounds_mmap(&self->b, self->b.data_size, len, len,
+			    BOUNDS_DATA_PAGES);
+	ASSERT_NE(MAP_FAILED, again);
+	munmap(again, len);
+	munmap(first, len);
+	bounds_still_maps(_metadata, &self->b);
+}
+
+TEST_F(bounds, aux_size_zero)
+{
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b, self->b.data_size, 0, page_size(),
+		       BOUNDS_DATA_PAGES, 0, EINVAL);
+	bounds_still_maps(_metadata, &self->b);
 }
 
 /* The synthetic PMU, like SPE and TRBE, wants at least two pages. */
-TEST_F(aux_bad, one_page_refused_by_pmu)
+TEST_F(bounds, aux_one_page_refused_by_pmu)
 {
-	EXPECT_EQ(ENOMEM, map_aux(self->fd, self->base, self->data_size, page_size(),
-				  page_size(), RW, MAP_SHARED));
+	bounds_map_data(_metadata, &self->b);
+	bounds_refused(_metadata, &self->b, self->b.data_size, page_size(),
+		       page_size(), BOUNDS_DATA_PAGES, 0, ENOMEM);
+	bounds_still_maps(_metadata, &self->b);
 }
 
-/* Maps a first AUX area of @sz bytes right after the data area. */
-static void *map_first_aux(int fd, void *base, unsigned long offset,
-			   unsigned long sz)
+TEST_F(bounds, data_area_not_power_of_two)
 {
-	struct perf_event_mmap_page *up = base;
-
-	up->aux_offset = offset;
-	up->aux_size = sz;
-	return mmap(NULL, sz, RW, MAP_SHARED, fd, offset);
+	bounds_refused(_metadata, &self->b, 0, 0, 4 * page_size(), 0, 0, EINVAL);
 }
 
-TEST_F(aux_bad, second_map_other_offset)
+TEST_F(bounds, aux_mapping_private)
 {
-	unsigned long sz = 4 * page_size();
-	void *p = map_first_aux(self->fd, self->base, self->data_size, sz);
+	size_t len = AUX_AREA_PAGES * page_size();
+	struct perf_event_mmap_page *up;
 
-	ASSERT_NE(MAP_FAILED, p);
-	EXPECT_EQ(EINVAL, map_aux(self->fd, self->base, self->data_size + sz,
-				  sz, sz, RW, MAP_SHARED));
-	munmap(p, sz);
+	bounds_map_data(_metadata, &self->b);
+	up = self->b.base;
+	up->aux_offset = self->b.data_size;
+	up->aux_size = len;
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, len, RW, MAP_PRIVATE, self->b.fd,
+				   self->b.data_size));
+	EXPECT_EQ(EINVAL, errno);
+	bounds_still_maps(_metadata, &self->b);
 }
 
 /* The AUX mapping cannot be split: perf_mmap_may_split() says no. */
-TEST_F(aux_bad, partial_munmap)
+TEST_F(bounds, aux_partial_munmap)
 {
-	unsigned long sz = 4 * page_size();
-	char *p = map_first_aux(self->fd, self->base, self->data_size, sz);
+	size_t len = AUX_AREA_PAGES * page_size();
+	char *p;
 
+	bounds_map_data(_metadata, &self->b);
+	p = bounds_mmap(&self->b, self->b.data_size, len, len,
+			BOUNDS_DATA_PAGES);
 	ASSERT_NE(MAP_FAILED, p);
 	EXPECT_EQ(-1, munmap(p + page_size(), page_size()));
 	EXPECT_EQ(EINVAL, errno);
-	munmap(p, sz);
-}
-
-TEST_F(aux_bad, data_area_not_power_of_two)
-{
-	void *p = mmap(NULL, 4 * page_size(), RW, MAP_SHARED, self->fd, 0);
-
-	EXPECT_EQ(MAP_FAILED, p);
-	EXPECT_EQ(EINVAL, errno);
+	munmap(p, len);
 }
 
 /* A per-task inherited event cannot be mapped at all. */
