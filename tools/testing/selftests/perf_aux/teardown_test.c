@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Tearing down while trace is being written, where syzbot finds perf AUX
- * bugs: the AUX area unmapped, the event closed, the mapping process gone
- * or forking, the traced CPU taken offline, and many threads mapping and
+ * bugs: the AUX area unmapped (the first of two mappings, or the only
+ * one), the event closed, the mapping process gone or forking, the traced
+ * CPU taken offline, and many threads mapping and
  * unmapping buffers of every capability at once.  Afterwards the kernel
  * must be clean: no WARN or BUG in the log, and no vmap of the synthetic
  * AUX PMUs left in /proc/vmallocinfo.  Errors are the documented ones.
@@ -95,6 +96,35 @@ TEST_F(teardown, munmap_aux_while_writing)
 		ASSERT_EQ(0, ioctl(tc.b.fd, PERF_EVENT_IOC_DISABLE, 0));
 		trace_close(&tc);
 	}
+}
+
+/*
+ * The AUX area and the data area each mapped twice: the first mapping of
+ * each unmapped, the buffer's vmap is still there and trace still reads
+ * back through the second ones; it goes with the last mapping.
+ */
+TEST_F(teardown, second_mappings_outlive_the_first)
+{
+	struct trace_consumer tc;
+	void *aux, *data;
+
+	ASSERT_EQ(0, writing(&tc, self->pages, self->cpu));
+	aux = mmap(NULL, tc.b.aux_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   tc.b.fd, tc.b.data_size);
+	ASSERT_NE(MAP_FAILED, aux);
+	data = mmap(NULL, tc.b.data_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    tc.b.fd, 0);
+	ASSERT_NE(MAP_FAILED, data);
+	ASSERT_EQ(0, munmap(tc.b.aux, tc.b.aux_size));
+	tc.b.aux = aux;
+	ASSERT_EQ(0, munmap(tc.b.base, tc.b.data_size));
+	tc.b.base = data;
+	EXPECT_EQ(self->vmaps + 1, module_vmaps());
+	EXPECT_EQ(0, trace_consume(&tc, 4 * tc.size, 0, 60))
+		TH_LOG("%s", tc.err);
+	EXPECT_EQ(0, trace_finish(&tc, 0))
+		TH_LOG("%s", tc.err);
+	trace_close(&tc);
 }
 
 TEST_F(teardown, close_while_writing)
