@@ -424,17 +424,19 @@ static void aux_build_named_cases(void)
 					.fail_chunk = -1,
 					.order = caps ? r->order[m] : 0,
 				};
-				if (m == SNAPSHOT && (caps & PERF_PMU_CAP_AUX_NO_SG))
-					c->ret = r->nosg_snapshot_ret;
-				if (m == SNAPSHOT)
+				if (m == SNAPSHOT) {
+					if (caps & PERF_PMU_CAP_AUX_NO_SG)
+						c->ret = r->nosg_snapshot_ret;
 					snprintf(c->name, sizeof(c->name), "%s_snapshot_%s",
 						 aux_caps[ci].name, r->size);
-				else
+				} else {
 					snprintf(c->name, sizeof(c->name), "%s_rw_%s_wm_%s",
 						 aux_caps[ci].name, r->size, wm[m]);
+				}
 			}
 		}
 	}
+	/* Fallbacks need a capability: aux_caps[0] has none. */
 	c = fallback_cases;
 	for (ci = 1; ci < ARRAY_SIZE(aux_caps); ci++) {
 		for (i = 0; i < ARRAY_SIZE(aux_fallback_rows); i++, c++) {
