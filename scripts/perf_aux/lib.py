@@ -204,7 +204,7 @@ def variant_args(variant: str) -> List[str]:
         'nonroot': ['perf_aux.user=65534'],
         'plain': ['perf_aux.plain'],
         'fail_setup': ['perf_aux.fail_setup', 'perf_aux.tests=perf_aux:'
-                       'pagesize_test,perf_aux:map_test,perf_aux:fragment_test'],
+                       'pagesize_test,perf_aux:mmap_test,perf_aux:fragment_test'],
         # make soak: soak_test alone, for DURATION seconds.
         'soak': ['perf_aux.tests=perf_aux:soak_test',
                  f"perf_aux.soak={os.environ.get('DURATION') or 600}"],

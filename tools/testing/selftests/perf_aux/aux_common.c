@@ -432,21 +432,3 @@ int buddy_room_order_compact(unsigned long pages, int top)
 		room = buddy_room_order(pages, top);
 	return room;
 }
-
-/* vmaps of the synthetic AUX PMUs in /proc/vmallocinfo; -1: unreadable. */
-int module_vmaps(void)
-{
-	FILE *f = fopen("/proc/vmallocinfo", "r");
-	char *line = NULL;
-	size_t len = 0;
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (getline(&line, &len, f) > 0)
-		n += !!strstr(line, AUX_VMAP_CALLER);
-	free(line);
-	fclose(f);
-	return n;
-}
-

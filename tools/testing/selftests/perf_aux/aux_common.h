@@ -76,7 +76,6 @@ int aux_chunk_order(enum aux_chunk chunk, unsigned long nr_pages);
 
 /* The synthetic PMUs' vmap() call site, as /proc/vmallocinfo names it. */
 #define AUX_VMAP_CALLER "aux_test_setup_aux"
-int module_vmaps(void);
 
 /* An open AUX event with its data and AUX areas mapped. */
 struct aux_buffer {

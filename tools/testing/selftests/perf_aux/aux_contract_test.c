@@ -5,18 +5,12 @@
  *  - aux_head (acquire) is the extent the PERF_RECORD_AUX records cover,
  *    and where they end once stopped; aux_tail (release) hands it back;
  *  - poll() wakes at each aux_watermark: none lost, no storm;
- *  - snapshot mode read as perf record -S reads it;
- *  - an AUX area is charged to locked_vm once, however often remapped.
+ *  - snapshot mode read as perf record -S reads it.
  */
-#include <errno.h>
-#include <grp.h>
 #include <poll.h>
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
 
 #include "../kselftest_harness.h"
 #include "aux_trace.h"
@@ -352,85 +346,6 @@ TEST_F_TIMEOUT(contract, snapshot_as_perf_record_S, 300)
 		EXPECT_LE(tc->size / 2 - tc->rec, newest);
 	}
 	EXPECT_TRUE(tc->flags_seen & PERF_AUX_FLAG_OVERWRITE);
-}
-
-#define RW (PROT_READ | PROT_WRITE)
-
-/* A user no process runs as: its locked_vm starts at 0 and dies with us. */
-#define CHARGE_UID_BASE 1500000000u
-/* The data area beside it: the user page and one data page. */
-#define CHARGE_DATA_PAGES 2
-
-/* Both areas of a new event of PMU @type, or -errno. */
-static int charge_buffer_map(struct aux_buffer *b, int type,
-			     unsigned long aux_pages)
-{
-	memset(b, 0, sizeof(*b));
-	b->fd = aux_event_open(type, 0);
-	if (b->fd < 0)
-		return -errno;
-	b->data_size = CHARGE_DATA_PAGES * page_size();
-	b->base = mmap(NULL, b->data_size, RW, MAP_SHARED, b->fd, 0);
-	if (b->base == MAP_FAILED) {
-		b->base = NULL;
-		return -errno;
-	}
-	return aux_area_map(b, aux_pages, false);
-}
-
-/*
- * An unprivileged user (RLIMIT_MEMLOCK 0) maps the AUX area again and again:
- * only the first mapping is charged, and all of it comes back at the last
- * unmap, so the buffer maps again after (a charge left behind: EPERM).
- */
-TEST(aux_area_mapped_again_charged_once)
-{
-	struct rlimit none = { 0, 0 };
-	uid_t uid = CHARGE_UID_BASE + getpid() % 1000000;
-	int type = pmu_type(aux_pmu_names[CAPS_LARGE]);
-	long kb = sysctl_read("/proc/sys/kernel/perf_event_mlock_kb");
-	long limit, pages, i, rounds;
-	struct aux_buffer b;
-	void *again;
-	int ret;
-
-	if (type < 0)
-		SKIP(return, NO_TEST_PMU);
-	if (geteuid())
-		SKIP(return, "needs root to run as a new unprivileged user");
-	if (sysctl_read("/proc/sys/kernel/perf_event_paranoid") < 0)
-		SKIP(return, "perf_event_paranoid below 0 lifts the limit");
-	/* What perf_mmap() charges to locked_vm before RLIMIT_MEMLOCK. */
-	limit = kb / (page_size() / 1024) * sysconf(_SC_NPROCESSORS_ONLN);
-	/* The largest AUX area that fits beside the data area. */
-	for (pages = 1; CHARGE_DATA_PAGES + 2 * pages <= limit; pages *= 2)
-		;
-	if (CHARGE_DATA_PAGES + pages > limit)
-		SKIP(return, "perf_event_mlock_kb allows no AUX buffer");
-	rounds = 2 * limit / pages + 2;
-	ASSERT_EQ(0, setgroups(0, NULL));
-	ASSERT_EQ(0, setgid(uid));
-	ASSERT_EQ(0, setuid(uid));
-	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &none));
-	ret = charge_buffer_map(&b, type, pages);
-	if (b.fd < 0 && (ret == -EACCES || ret == -EPERM))
-		SKIP(return, "perf_event_paranoid forbids unprivileged events");
-	ASSERT_EQ(0, ret);
-	for (i = 0; i < rounds; i++) {
-		again = mmap(NULL, b.aux_size, RW, MAP_SHARED, b.fd,
-			     b.data_size);
-		ASSERT_NE(MAP_FAILED, again);
-		ASSERT_EQ(0, munmap(again, b.aux_size));
-	}
-	aux_buffer_unmap(&b);
-	ASSERT_EQ(0, close(b.fd));
-	/* Nothing is mapped: the whole allowance is the user's again. */
-	ret = charge_buffer_map(&b, type, pages);
-	ASSERT_EQ(0, ret)
-		TH_LOG("a %ld-page AUX area after %ld extra mappings",
-		       pages, rounds);
-	aux_buffer_unmap(&b);
-	ASSERT_EQ(0, close(b.fd));
 }
 
 TEST_HARNESS_MAIN

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -94,3 +96,21 @@ void *aux_churn(void *arg)
 		close(fail);
 	return NULL;
 }
+
+/* vmaps of the synthetic AUX PMUs in /proc/vmallocinfo; -1: unreadable. */
+int module_vmaps(void)
+{
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+	char *line = NULL;
+	size_t len = 0;
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (getline(&line, &len, f) > 0)
+		n += !!strstr(line, AUX_VMAP_CALLER);
+	free(line);
+	fclose(f);
+	return n;
+}
+

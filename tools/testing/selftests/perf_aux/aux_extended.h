@@ -13,6 +13,7 @@
 /* Machine-wide tests run only with PERF_AUX_DESTRUCTIVE=1. */
 bool aux_destructive(void);
 int get_order_ul(unsigned long bytes);
+int module_vmaps(void);
 int module_vmaps_settled(int want);
 
 struct aux_churn {

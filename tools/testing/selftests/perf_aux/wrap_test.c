@@ -3,8 +3,7 @@
  * Wraps of SPE-like and TRBE-like trace (lib/test_aux_pmu.c) in a large
  * mapping: a consumer that keeps up loses nothing over 1000 wraps, each
  * PERF_RECORD_AUX contiguous and inside the buffer; one that stalls gets
- * TRUNCATED, a gap only there, then trace again; a snapshot buffer holds
- * the newest trace up to aux_head, its records OVERWRITE.
+ * TRUNCATED, a gap only there, then trace again.
  */
 #include <sys/ioctl.h>
 
@@ -53,7 +52,7 @@ FIXTURE_TEARDOWN(wrap)
 
 /* The generator on @pages, a tick of 1/@parts of the room every @period_ns. */
 static int wrap_open(struct trace_consumer *tc, enum gen_mode mode,
-		     unsigned long pages, bool snapshot, unsigned int parts,
+		     unsigned long pages, unsigned int parts,
 		     unsigned long long period_ns, int cpu)
 {
 	struct gen_config cfg = {
@@ -64,7 +63,7 @@ static int wrap_open(struct trace_consumer *tc, enum gen_mode mode,
 	/* The limit stays a page behind aux_tail: that page is no room. */
 	cfg.burst = (pages - 1) * page_size() / parts /
 		    gen_record_bytes(&cfg) ?: 1;
-	return trace_open(tc, CAPS_LARGE, &cfg, pages, snapshot, cpu);
+	return trace_open(tc, CAPS_LARGE, &cfg, pages, false, cpu);
 }
 
 static void wrap_log(struct __test_metadata *_metadata,
@@ -114,7 +113,7 @@ TEST_F_TIMEOUT(wrap, keep_up_1000_wraps, 600)
 	pages = pages < 4 ? 4 : pages;
 	for (attempt = 1; attempt <= WRAP_ATTEMPTS; attempt++) {
 		trace_close(tc);
-		ret = wrap_open(tc, variant->mode, pages, false, 6, 200000,
+		ret = wrap_open(tc, variant->mode, pages, 6, 200000,
 				self->cpu);
 		ASSERT_EQ(0, ret);
 		start = now_s();
@@ -141,7 +140,7 @@ TEST_F_TIMEOUT(wrap, stalled_consumer_truncated_then_resumed, 120)
 	double start = now_s();
 	int ret;
 
-	ret = wrap_open(tc, variant->mode, aux_pages(SIXTEEN_PAGES), false, 8,
+	ret = wrap_open(tc, variant->mode, aux_pages(SIXTEEN_PAGES), 8,
 			500000, self->cpu);
 	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
@@ -162,46 +161,6 @@ TEST_F_TIMEOUT(wrap, stalled_consumer_truncated_then_resumed, 120)
 	EXPECT_LE(1, tc->gaps);
 	EXPECT_LT(0, tc->lost);
 	EXPECT_LT(records, tc->records);
-}
-
-TEST_F_TIMEOUT(wrap, snapshot_newest_data, 120)
-{
-	struct trace_consumer *tc = &self->tc;
-	uint64_t count = 0, head;
-	double start = now_s();
-	long newest;
-	int ret;
-
-	ret = wrap_open(tc, variant->mode, aux_pages(SIXTEEN_PAGES), true, 8,
-			500000, self->cpu);
-	ASSERT_EQ(0, ret);
-	ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
-	/* Overwrite the buffer three times over. */
-	while (count * tc->rec < 3 * tc->size && now_s() - start < 60) {
-		usleep(10000);
-		count = trace_count(tc);
-	}
-	ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0));
-	count = trace_count(tc);
-	ret = trace_drain(tc);
-	ASSERT_EQ(0, ret)
-		TH_LOG("%s", tc->err);
-	ASSERT_LE(3 * tc->size, count * tc->rec);
-	ASSERT_LT(0, tc->aux_records);
-	ASSERT_TRUE(tc->flags_seen & PERF_AUX_FLAG_OVERWRITE);
-	head = __atomic_load_n(&trace_user_page(tc)->aux_head, __ATOMIC_ACQUIRE);
-	ASSERT_GT(tc->size, head);
-	if (variant->mode == GEN_SPE)
-		newest = trace_check_snapshot_records(tc, head, count);
-	else
-		newest = trace_check_snapshot_stream(tc, head, count);
-	TH_LOG("%llu records generated, %llu AUX records, newest %ld bytes intact",
-	       (unsigned long long)count, (unsigned long long)tc->aux_records,
-	       newest);
-	ASSERT_LE(0, newest)
-		TH_LOG("%s", tc->err);
-	/* At worst the head just moved to a fresh half of the buffer. */
-	EXPECT_LE(tc->size / 2 - tc->rec, newest);
 }
 
 TEST_HARNESS_MAIN
