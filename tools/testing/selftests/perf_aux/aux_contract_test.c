@@ -85,8 +85,8 @@ static int contract_open(struct trace_consumer *tc, enum gen_mode mode,
 
 	cfg.burst = pages * page_size() / parts / gen_record_bytes(&cfg) ?: 1;
 	/* aux_watermark is read at the AUX mmap(), from the event's attr. */
-	ret = trace_open_event_watermark(tc, CAPS_LARGE, &cfg, pages,
-					 snapshot, cpu, watermark);
+	ret = trace_open_event(tc, CAPS_LARGE, &cfg, pages, snapshot, cpu,
+			       watermark);
 	if (ret)
 		return ret;
 	tc->tail_from_head = true;

@@ -72,7 +72,8 @@ void *aux_churn(void *arg)
 	while (now_s() < c->until && !c->bad_errno) {
 		pages = aux_pages(sizes[rand_r(&c->seed) % 3]);
 		ret = trace_open_event(&tc, rand_r(&c->seed) % 3, &cfg, pages,
-				       false, c->cpu[rand_r(&c->seed) % c->cpus]);
+				       false, c->cpu[rand_r(&c->seed) % c->cpus],
+				       0);
 		if (!ret) {
 			if (fail >= 0 && pwrite(fail, "1", 1, 0) != 1)
 				c->bad_errno = errno;

@@ -96,7 +96,7 @@ int trace_open(struct trace_consumer *tc, enum aux_caps caps,
 	       const struct gen_config *cfg, unsigned long nr_pages,
 	       bool snapshot, int cpu)
 {
-	int ret = trace_open_event(tc, caps, cfg, nr_pages, snapshot, cpu);
+	int ret = trace_open_event(tc, caps, cfg, nr_pages, snapshot, cpu, 0);
 
 	if (!ret)
 		ret = aux_area_map(&tc->b, nr_pages, snapshot);
@@ -105,20 +105,13 @@ int trace_open(struct trace_consumer *tc, enum aux_caps caps,
 	return ret;
 }
 
-/* trace_open() up to the data area; the caller maps the AUX area. */
+/*
+ * trace_open() up to the data area, with attr.aux_watermark @watermark (0:
+ * the default); the caller maps the AUX area.
+ */
 int trace_open_event(struct trace_consumer *tc, enum aux_caps caps,
 		     const struct gen_config *cfg, unsigned long nr_pages,
-		     bool snapshot, int cpu)
-{
-	return trace_open_event_watermark(tc, caps, cfg, nr_pages, snapshot,
-					  cpu, 0);
-}
-
-/* trace_open_event() with attr.aux_watermark @watermark (0: the default). */
-int trace_open_event_watermark(struct trace_consumer *tc, enum aux_caps caps,
-			       const struct gen_config *cfg,
-			       unsigned long nr_pages, bool snapshot, int cpu,
-			       unsigned long watermark)
+		     bool snapshot, int cpu, unsigned long watermark)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),

@@ -63,11 +63,7 @@ int trace_open(struct trace_consumer *tc, enum aux_caps caps,
 	       bool snapshot, int cpu);
 int trace_open_event(struct trace_consumer *tc, enum aux_caps caps,
 		     const struct gen_config *cfg, unsigned long nr_pages,
-		     bool snapshot, int cpu);
-int trace_open_event_watermark(struct trace_consumer *tc, enum aux_caps caps,
-			       const struct gen_config *cfg,
-			       unsigned long nr_pages, bool snapshot, int cpu,
-			       unsigned long watermark);
+		     bool snapshot, int cpu, unsigned long watermark);
 void trace_close(struct trace_consumer *tc);
 
 static inline struct perf_event_mmap_page *

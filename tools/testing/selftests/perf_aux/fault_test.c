@@ -237,7 +237,7 @@ static int map_after_singles(struct trace_consumer *tc, unsigned long pages,
 	if (ret)
 		return ret;
 	trace_close(tc);
-	ret = trace_open_event(tc, CAPS_LARGE, &cfg, pages, false, cpu);
+	ret = trace_open_event(tc, CAPS_LARGE, &cfg, pages, false, cpu, 0);
 	if (ret)
 		return ret;
 	/* The default watermark, half the buffer, is the ceiling. */
