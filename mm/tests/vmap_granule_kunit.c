@@ -5,8 +5,8 @@
  * With large vmap, each physically contiguous run of pages (compound or
  * split, as perf AUX chunks) is mapped with the largest block its length and
  * physical and virtual alignment allow: PMD, arm64 cont-PTE, else PTE.  Each
- * case vmap()s one shape of pages[] (rules and tables: vmap_granule_kunit.h)
- * and checks granules against a model of the architecture's blocks, lookup,
+ * case vmap()s one shape of pages[] (shapes and tables: vmap_granule_kunit.h)
+ * and checks its granules against the shape's literal table row, or lookup,
  * data, NX, vunmap() and set_memory_*().  Where vmap() maps base pages only,
  * granule cases skip unless CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT.
  */
@@ -17,7 +17,6 @@
 #include <linux/module.h>
 #include <linux/pagewalk.h>
 #include <linux/pgtable.h>
-#include <linux/prandom.h>
 #include <linux/set_memory.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
@@ -28,14 +27,8 @@
 /* Fail, not skip, where vmap() maps smaller than the rules say. */
 static const bool strict = IS_ENABLED(CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT);
 
-/* Seed of the generated shapes: fixed, so that runs are reproducible. */
-static ulong seed = 20261130;
-module_param(seed, ulong, 0444);
-MODULE_PARM_DESC(seed, "Seed of the generated shapes of pages[]");
-
 #define BASE_PAGES_ONLY "vmap() maps base pages only"
 #define NO_ARCH_RULES "no granules stated for this architecture"
-#define BEYOND_AUX "not an AUX buffer shape, strict only"
 #define NOHUGE_IGNORED "vmap() maps large after nohugevmalloc, strict only"
 
 /* A kernel page-table leaf: its granule, value and protection. */
@@ -123,7 +116,6 @@ static struct leaf walk_kernel(unsigned long va)
 }
 
 KUNIT_ARRAY_PARAM_DESC(vmap_shape, vmap_shapes, name);
-KUNIT_ARRAY_PARAM_DESC(gen_shape, gen_shapes, name);
 KUNIT_ARRAY_PARAM_DESC(vmap_table, vmap_table, shape);
 
 /* One vmap()ed shape and what it was made of. */
@@ -265,102 +257,23 @@ static unsigned long page_va(struct vmap_case *vc, unsigned int i)
 	return (unsigned long)vc->addr + ((unsigned long)i << PAGE_SHIFT);
 }
 
-/* Length of the physically contiguous run of vc->pages from @i. */
-static unsigned int run_length(struct vmap_case *vc, unsigned int i)
-{
-	unsigned long pfn = page_to_pfn(vc->pages[i]);
-	unsigned int n = 1;
-
-	while (i + n < vc->nr && page_to_pfn(vc->pages[i + n]) == pfn + n)
-		n++;
-	return n;
-}
-
 /*
- * contig[i]: physically contiguous pages from pages[i] on (with @apart, not
- * past the end of its piece).
+ * Whether two chunks of the shape sit physically end to end, so that they
+ * could share a block the table's row counts apart (single pages cannot).
  */
-static unsigned int *contig_of(struct kunit *test, struct vmap_case *vc,
-			       bool apart)
+static bool chunks_touch(struct vmap_case *vc)
 {
-	unsigned int *contig = kunit_kcalloc(test, vc->nr, sizeof(*contig),
-					     GFP_KERNEL);
-	unsigned int i, k;
-	bool next;
+	const struct piece *p = vc->shape->pieces;
+	unsigned int k, i;
 
-	KUNIT_ASSERT_NOT_NULL(test, contig);
-	for (i = vc->nr; i--; ) {
-		next = i + 1 < vc->nr &&
-		       page_to_pfn(vc->pages[i + 1]) == page_to_pfn(vc->pages[i]) + 1;
-		for (k = 1; apart && k < MAX_PIECES; k++)
-			if (vc->piece_start[k] == i + 1)
-				next = false;
-		contig[i] = next ? contig[i + 1] + 1 : 1;
-	}
-	return contig;
-}
-
-static unsigned int *contig_pages(struct kunit *test, struct vmap_case *vc)
-{
-	return contig_of(test, vc, false);
-}
-
-/*
- * Whether one entry can map the aligned 1 << @shift block around page @i of
- * an area at @va0: all in pages[], contiguous, physically aligned the same.
- */
-static bool in_block(struct vmap_case *vc, const unsigned int *contig,
-		     unsigned long va0, unsigned int i, unsigned int shift)
-{
-	unsigned long n = 1UL << (shift - PAGE_SHIFT);
-	unsigned long into = ((va0 >> PAGE_SHIFT) + i) & (n - 1), first;
-
-	if (into > i)
-		return false;
-	first = i - into;
-	return first + n <= vc->nr && contig[first] >= n &&
-	       IS_ALIGNED(PFN_PHYS(page_to_pfn(vc->pages[first])), 1UL << shift);
-}
-
-/* The granule of page @i by the rule: the largest block in_block(). */
-static enum granule model_granule(struct vmap_case *vc,
-				  const unsigned int *contig, unsigned long va0,
-				  unsigned int i)
-{
-	unsigned int cont = model_cont_shift();
-
-	if (model_pmd() && in_block(vc, contig, va0, i, PMD_SHIFT))
-		return G_PMD;
-	if (cont && in_block(vc, contig, va0, i, cont))
-		return G_CONT;
-	return G_PTE;
-}
-
-/* Whether some page starts a physically aligned contiguous @shift block. */
-static bool holds_block(struct vmap_case *vc, const unsigned int *contig,
-			unsigned int shift)
-{
-	unsigned long n;
-	unsigned int i;
-
-	if (!shift)
-		return false;
-	n = 1UL << (shift - PAGE_SHIFT);
-	for (i = 0; i < vc->nr; i++)
-		if (contig[i] >= n &&
-		    IS_ALIGNED(PFN_PHYS(page_to_pfn(vc->pages[i])), 1UL << shift))
+	for (k = 1; k < MAX_PIECES && p[k].kind; k++) {
+		i = vc->piece_start[k];
+		if (p[k - 1].kind != ORDER0 && p[k].kind != ORDER0 && i &&
+		    i < vc->nr &&
+		    page_to_pfn(vc->pages[i]) == page_to_pfn(vc->pages[i - 1]) + 1)
 			return true;
+	}
 	return false;
-}
-
-/* The largest granule some page's block permits, as a shift. */
-static unsigned int best_shift(struct vmap_case *vc, const unsigned int *contig)
-{
-	if (model_pmd() && holds_block(vc, contig, PMD_SHIFT))
-		return PMD_SHIFT;
-	if (holds_block(vc, contig, model_cont_shift()))
-		return model_cont_shift();
-	return PAGE_SHIFT;
 }
 
 static bool feature_present;
@@ -404,95 +317,15 @@ static int probe_maps_large(unsigned int order)
  */
 static int vmap_granule_suite_init(struct kunit_suite *suite)
 {
-	unsigned int shifts[] = { model_pmd() ? PMD_SHIFT : 0, model_cont_shift() };
+	unsigned int shifts[] = { arch_offers_pmd() ? PMD_SHIFT : 0,
+				  arch_cont_shift() };
 	unsigned int i;
 
-	gen_build_shapes(seed);
-	pr_info("vmap_granule: %u generated shapes, seed %lu (vmap_granule_kunit.seed= replays)\n",
-		NR_GEN_SHAPES, seed);
 	feature_present = false;
 	for (i = 0; i < ARRAY_SIZE(shifts) && !feature_present; i++)
 		if (shifts[i])
 			feature_present = probe_maps_large(shifts[i] - PAGE_SHIFT) > 0;
 	return 0;
-}
-
-/* Translation entries of pages counted per granule. */
-static unsigned int granule_entries(const unsigned int *pages)
-{
-	return (pages[G_PUD] >> (PUD_SHIFT - PAGE_SHIFT)) +
-	       (pages[G_PMD] >> pmd_order()) + (pages[G_CONT] >> cont_order()) +
-	       pages[G_PTE];
-}
-
-static void vmap_granule_map_test(struct kunit *test)
-{
-	unsigned int start, len, i, bad = 0, first_bad = 0, best;
-	unsigned int seen[NR_GRANULES] = {}, rule[NR_GRANULES] = {}, larger = 0;
-	enum granule found = G_NONE, expected = G_NONE;
-	bool any_large = false, arch_block, misaligned;
-	const unsigned int *contig;
-	struct vmap_case *vc;
-	unsigned long va0;
-
-	/* Elsewhere any granule may be right: the blocks are not stated. */
-	if (!arch_states_granules())
-		kunit_skip(test, NO_ARCH_RULES);
-	vc = vmap_case_create(test);
-	contig = contig_pages(test, vc);
-	va0 = (unsigned long)vc->addr;
-	best = best_shift(vc, contig);
-	arch_block = holds_block(vc, contig, arch_block_shift());
-	for (i = 0; i < vc->nr; i++) {
-		enum granule g = walk_kernel(page_va(vc, i)).granule;
-		enum granule m = model_granule(vc, contig, va0, i);
-
-		any_large |= g > G_PTE;
-		larger += g > m;
-		seen[g]++;
-		rule[m]++;
-		if (g != m && !bad++) {
-			first_bad = i;
-			found = g;
-			expected = m;
-		}
-	}
-	kunit_info(test, "pages %u: PMD %u cont-PTE %u PTE %u: entries %u, by the rule %u\n",
-		   vc->nr, seen[G_PMD], seen[G_CONT], seen[G_PTE],
-		   granule_entries(seen), granule_entries(rule));
-	misaligned = vc->shape->aligned_runs &&
-		     !IS_ALIGNED((unsigned long)vc->addr, 1UL << best);
-	/* Skip any shape that permits a block: where the area lands is luck. */
-	if (!strict && !feature_present && !any_large &&
-	    (bad || misaligned || arch_block))
-		kunit_skip(test, BASE_PAGES_ONLY);
-	if (!bad && !misaligned)
-		return;
-	/* The first runs, so that the shape can be rebuilt. */
-	kunit_info(test, "%u pages, in runs:\n", vc->nr);
-	for (start = 0, i = 0; start < vc->nr; start += len, i++) {
-		len = run_length(vc, start);
-		if (i < 16)
-			kunit_info(test, "  pages[%u..%u]: pfn %#lx\n", start,
-				   start + len - 1, page_to_pfn(vc->pages[start]));
-	}
-	if (i > 16)
-		kunit_info(test, "  and %u runs more\n", i - 16);
-	/* Shapes no AUX buffer has (trimmed, reversed): strict only. */
-	if (!strict && vc->shape->beyond_aux)
-		kunit_skip(test, BEYOND_AUX);
-	/* Larger mappings after nohugevmalloc cost nothing: strict only. */
-	if (!strict && !vmap_allow_huge && !misaligned && larger == bad)
-		kunit_skip(test, NOHUGE_IGNORED);
-	KUNIT_EXPECT_FALSE_MSG(test, misaligned,
-			       "area starts %#lx into the %lu-byte block its runs can use",
-			       (unsigned long)vc->addr & ((1UL << best) - 1),
-			       1UL << best);
-	KUNIT_EXPECT_EQ_MSG(test, 0, bad,
-			    "page %u of %u: found %s, expected %s (%u pages differ): %u translation entries where %u do",
-			    first_bad, vc->nr, granule_names[found],
-			    granule_names[expected], bad,
-			    granule_entries(seen), granule_entries(rule));
 }
 
 /* A named shape, aligned as its row assumes, maps the row's entries. */
@@ -503,7 +336,6 @@ static void vmap_granule_table_test(struct kunit *test)
 	char table[ENTRIES_LEN], kernel[ENTRIES_LEN];
 	unsigned int i, tries, nt, nk;
 	int config = table_config();
-	const unsigned int *contig, *apart;
 	struct vmap_case *vc;
 	enum granule *g;
 	bool any_large = false, touch = false;
@@ -515,18 +347,10 @@ static void vmap_granule_table_test(struct kunit *test)
 		kunit_skip(test, "no table for this page size");
 	if (!row->entries[config])
 		kunit_skip(test, "a piece above MAX_PAGE_ORDER");
-	if (!vmap_allow_huge)
-		kunit_skip(test, "nohugevmalloc");
-	strscpy(table, row->entries[config], sizeof(table));
-	/* Retry while pieces touch physically: rows count them apart. */
+	/* Retry while chunks touch physically: rows count them apart. */
 	for (tries = 0; tries < 3; tries++) {
 		vc = vmap_shape_create(test, shape);
-		contig = contig_pages(test, vc);
-		apart = contig_of(test, vc, true);
-		touch = false;
-		for (i = 0; i < vc->nr && !touch; i++)
-			touch = model_granule(vc, apart, 0, i) !=
-				model_granule(vc, contig, 0, i);
+		touch = chunks_touch(vc);
 		if (!touch)
 			break;
 	}
@@ -539,6 +363,11 @@ static void vmap_granule_table_test(struct kunit *test)
 		any_large |= g[i] > G_PTE;
 	}
 	nk = entries_string(kernel, g, vc->nr, (unsigned long)vc->addr);
+	/* nohugevmalloc asks for base pages: a PTE each. */
+	if (vmap_allow_huge)
+		strscpy(table, row->entries[config], sizeof(table));
+	else
+		snprintf(table, sizeof(table), "T%u", vc->nr);
 	nt = table_entries(table);
 	kunit_info(test, "table %s (%u entries), kernel %s (%u)\n",
 		   table, nt, kernel, nk);
@@ -546,6 +375,9 @@ static void vmap_granule_table_test(struct kunit *test)
 		return;
 	if (!strict && !feature_present && !any_large)
 		kunit_skip(test, BASE_PAGES_ONLY);
+	/* Larger mappings after nohugevmalloc cost nothing: strict only. */
+	if (!strict && !vmap_allow_huge)
+		kunit_skip(test, NOHUGE_IGNORED);
 	if (!shape->aligned_runs &&
 	    !IS_ALIGNED((unsigned long)vc->addr, granule_size(row->align)))
 		kunit_skip(test, "area not aligned as the table assumes");
@@ -682,19 +514,12 @@ static void vmap_granule_set_memory_test(struct kunit *test)
 			    "pages changed by set_memory_nx()");
 }
 
-static void vmap_granule_generated_test(struct kunit *test)
-{
-	vmap_granule_map_test(test);
-}
-
 static struct kunit_case vmap_granule_test_cases[] = {
-	KUNIT_CASE_PARAM(vmap_granule_map_test, vmap_shape_gen_params),
 	KUNIT_CASE_PARAM(vmap_granule_lookup_test, vmap_shape_gen_params),
 	KUNIT_CASE_PARAM(vmap_granule_data_test, vmap_shape_gen_params),
 	KUNIT_CASE_PARAM(vmap_granule_nx_test, vmap_shape_gen_params),
 	KUNIT_CASE_PARAM(vmap_granule_unmap_test, vmap_shape_gen_params),
 	KUNIT_CASE_PARAM(vmap_granule_set_memory_test, vmap_shape_gen_params),
-	KUNIT_CASE_PARAM(vmap_granule_generated_test, gen_shape_gen_params),
 	KUNIT_CASE_PARAM(vmap_granule_table_test, vmap_table_gen_params),
 	{}
 };

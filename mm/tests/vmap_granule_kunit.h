@@ -12,7 +12,6 @@
 #include <linux/string.h>
 #include <linux/mm.h>
 #include <linux/pgtable.h>
-#include <linux/prandom.h>
 #include <linux/vmalloc.h>
 
 #include "../internal.h"
@@ -50,27 +49,6 @@ static unsigned int arch_cont_shift(void)
 #endif
 }
 
-/* Expected blocks: those offered, less nohugevmalloc. */
-static bool model_pmd(void)
-{
-	return vmap_allow_huge && arch_offers_pmd();
-}
-
-static unsigned int model_cont_shift(void)
-{
-	return vmap_allow_huge ? arch_cont_shift() : 0;
-}
-
-/* The smallest block offered, as a shift; 0: none or nohugevmalloc. */
-static unsigned int arch_block_shift(void)
-{
-	if (!vmap_allow_huge)
-		return 0;
-	if (arch_cont_shift())
-		return arch_cont_shift();
-	return arch_offers_pmd() ? PMD_SHIFT : 0;
-}
-
 /* A mid-sized chunk: the cont-PTE order, or half a PMD where there is none. */
 static unsigned int cont_order(void)
 {
@@ -104,8 +82,6 @@ struct vmap_shape {
 	struct piece pieces[MAX_PIECES];
 	/* Every run naturally aligned, as AUX chunks are: so must the area be. */
 	bool aligned_runs;
-	/* Trimmed or reversed pieces, unlike AUX buffers: strict only. */
-	bool beyond_aux;
 };
 
 #define P0		{ ORDER0 }
@@ -140,79 +116,6 @@ static const struct vmap_shape vmap_shapes[] = {
 	  { SPLIT_PMD, { SPLIT, O_HALF_PMD }, { SPLIT, O_HALF_PMD }, SPLIT_PMD },
 	  true },
 };
-
-/* Generated shapes: random pieces up to two PMDs, trimmed or reversed. */
-#define NR_GEN_SHAPES 200
-static struct vmap_shape gen_shapes[NR_GEN_SHAPES];
-static char gen_names[NR_GEN_SHAPES][KUNIT_PARAM_DESC_SIZE];
-
-static u32 pick(struct rnd_state *rnd, u32 n)
-{
-	return prandom_u32_state(rnd) % n;
-}
-
-static void gen_piece(struct rnd_state *rnd, struct piece *p)
-{
-	static const enum piece_kind kinds[] = {
-		ORDER0, SPLIT, SPLIT, SPLIT, COMPOUND, SCATTERED, SCATTERED,
-	};
-	static const enum piece_order orders[] = {
-		O_CONT, O_CONT, O_PMD, O_PMD, O_TWO_PMD,
-	};
-
-	p->kind = kinds[pick(rnd, ARRAY_SIZE(kinds))];
-	p->order = p->kind == ORDER0 ? O_ZERO :
-		   orders[pick(rnd, ARRAY_SIZE(orders) - (p->kind == SCATTERED))];
-	/* Two PMDs above MAX_PAGE_ORDER (16K pages) could never be built. */
-	if (p->order == O_TWO_PMD && pmd_order() + 1 > MAX_PAGE_ORDER)
-		p->order = O_PMD;
-	if (p->kind != SPLIT)
-		return;
-	p->trim_head = !pick(rnd, 6);
-	p->trim_tail = !pick(rnd, 6);
-	p->reversed = !pick(rnd, 10);
-}
-
-/* The shape as a name: kind.order[h][t][r] for each piece. */
-static void gen_name(char *buf, unsigned int i, const struct vmap_shape *shape)
-{
-	static const char kind[] = { '-', '0', 's', 'c', 'x' };
-	static const char order[] = { '0', 'c', 'p', 'P' };
-	const struct piece *p;
-	int n = scnprintf(buf, KUNIT_PARAM_DESC_SIZE, "gen%03u", i);
-
-	for (p = shape->pieces; p < shape->pieces + MAX_PIECES && p->kind; p++)
-		n += scnprintf(buf + n, KUNIT_PARAM_DESC_SIZE - n, "_%c%c%s%s%s",
-			       kind[p->kind], order[p->order],
-			       p->trim_head ? "h" : "", p->trim_tail ? "t" : "",
-			       p->reversed ? "r" : "");
-}
-
-static void gen_build_shapes(unsigned long seed)
-{
-	struct rnd_state rnd;
-	unsigned int i, k, nr;
-
-	prandom_seed_state(&rnd, seed);
-	for (i = 0; i < NR_GEN_SHAPES; i++) {
-		struct vmap_shape *shape = &gen_shapes[i];
-
-		memset(shape, 0, sizeof(*shape));
-		nr = 1 + pick(&rnd, MAX_PIECES);
-		shape->aligned_runs = true;
-		for (k = 0; k < nr; k++) {
-			struct piece *p = &shape->pieces[k];
-
-			gen_piece(&rnd, p);
-			if (p->trim_head || p->trim_tail)
-				shape->aligned_runs = false;
-			if (p->trim_head || p->trim_tail || p->reversed)
-				shape->beyond_aux = true;
-		}
-		gen_name(gen_names[i], i, shape);
-		shape->name = gen_names[i];
-	}
-}
 
 /*
  * Named shapes' entries per config: arm64 4K (PMD 512 pages, cont-PTE 16),
