@@ -19,7 +19,6 @@
 #include <linux/module.h>
 #include <linux/panic.h>
 #include <linux/perf_event.h>
-#include <linux/prandom.h>
 #include <linux/xarray.h>
 
 #include "internal.h"
@@ -32,13 +31,6 @@
 #define AUX_LIVE_HEAD(v)	((v) & 1)
 #define NO_INJECTION	INT_MAX
 #define AUX_POISON	0xa5
-/* Chunks a generated case limits the order of. */
-#define GEN_CHUNKS	8
-
-/* Seed of the generated cases: fixed, so that runs are reproducible. */
-static ulong seed = 20261130;
-module_param(seed, ulong, 0444);
-MODULE_PARM_DESC(seed, "Seed of the generated allocation failure patterns");
 
 static const struct {
 	const char *name;
@@ -58,11 +50,9 @@ struct aux_alloc_case {
 	int nr_pages;
 	long watermark;
 	int fail_above;		/* orders above this fail; NO_INJECTION: none */
-	int fail_chunk;		/* this chunk fails at every order; -1: none */
+	int fail_chunk;		/* this chunk (-1: none) fails above... */
+	int chunk_max;		/* ...this order (-1: at every order) */
 	bool fail_setup;	/* setup_aux() returns NULL */
-	/* Generated: chunk k gets no order above ceil[k] (-1: none at all). */
-	bool per_chunk;
-	s8 ceil[GEN_CHUNKS];
 	/* Named: what the table says. */
 	int first_ask, order, ret;
 };
@@ -70,6 +60,7 @@ struct aux_alloc_case {
 struct aux_request {
 	int order;
 	struct page *page;	/* NULL: the request failed */
+	bool injected;		/* failed by the case, not the page allocator */
 };
 
 struct aux_alloc_ctx {
@@ -107,9 +98,9 @@ static struct page *aux_get_pages_stub(int node, gfp_t gfp, int order)
 		ctx->req_overflow = true;
 		return NULL;
 	}
-	if (order <= c->fail_above && ctx->chunks != c->fail_chunk &&
-	    (!c->per_chunk || ctx->chunks >= GEN_CHUNKS ||
-	     order <= c->ceil[ctx->chunks]))
+	ctx->req[ctx->nr_req].injected = order > c->fail_above ||
+		(ctx->chunks == c->fail_chunk && order > c->chunk_max);
+	if (!ctx->req[ctx->nr_req].injected)
 		page = alloc_pages_node(node, gfp & ~__GFP_ZERO, order);
 	ctx->req[ctx->nr_req].order = order;
 	ctx->req[ctx->nr_req++].page = page;
@@ -394,9 +385,6 @@ static long aux_watermark(enum aux_mode wm, int nr_pages)
 	}
 }
 
-/* Generated: random mode, size, caps, highest order per chunk (-1: none). */
-#define NR_GEN_CASES 100
-static struct aux_alloc_case gen_cases[NR_GEN_CASES];
 /* Named: the tables' rows for each capability set (and mode). */
 static struct aux_alloc_case order_cases[ARRAY_SIZE(aux_caps) *
 					 ARRAY_SIZE(aux_order_rows) * NR_MODES];
@@ -457,55 +445,14 @@ static void aux_build_named_cases(void)
 	}
 }
 
-static void aux_build_gen_cases(void)
-{
-	static const int sizes[] = { 2, 16, 128, 512, 1024, 2048 };
-	struct rnd_state rnd;
-	int i, k, n;
-
-	prandom_seed_state(&rnd, seed);
-	for (i = 0; i < NR_GEN_CASES; i++) {
-		struct aux_alloc_case *c = &gen_cases[i];
-		int ci = prandom_u32_state(&rnd) % ARRAY_SIZE(aux_caps);
-
-		memset(c, 0, sizeof(*c));
-		c->caps = aux_caps[ci].caps;
-		c->overwrite = prandom_u32_state(&rnd) % 2;
-		c->nr_pages = sizes[prandom_u32_state(&rnd) % ARRAY_SIZE(sizes)];
-		c->watermark = c->overwrite ? 0 :
-			aux_watermark(prandom_u32_state(&rnd) % SNAPSHOT, c->nr_pages);
-		c->fail_above = NO_INJECTION;
-		c->fail_chunk = -1;
-		c->per_chunk = true;
-		n = scnprintf(c->name, sizeof(c->name), "gen%03d_%s_%s_%dp_", i,
-			      aux_caps[ci].name, c->overwrite ? "snap" : "rw",
-			      c->nr_pages);
-		for (k = 0; k < GEN_CHUNKS; k++) {
-			u32 r = prandom_u32_state(&rnd) % 8;
-
-			/* Mostly whatever order is asked, as on a quiet system. */
-			c->ceil[k] = r < 4 ? MAX_PAGE_ORDER : r == 4 ? -1 :
-				     (int)(prandom_u32_state(&rnd) % (MAX_PAGE_ORDER + 1));
-			n += scnprintf(c->name + n, sizeof(c->name) - n, "%c",
-				       c->ceil[k] < 0 ? 'x' :
-				       c->ceil[k] == MAX_PAGE_ORDER ? '*' :
-				       'a' + c->ceil[k]);
-		}
-	}
-}
-
 static int perf_aux_alloc_suite_init(struct kunit_suite *suite)
 {
 	aux_build_named_cases();
-	aux_build_gen_cases();
-	pr_info("perf_aux_alloc: %d generated failure patterns, seed %lu (ring_buffer_kunit.seed= replays)\n",
-		NR_GEN_CASES, seed);
 	return 0;
 }
 
 KUNIT_ARRAY_PARAM_DESC(aux_orders, order_cases, name);
 KUNIT_ARRAY_PARAM_DESC(aux_fallback, fallback_cases, name);
-KUNIT_ARRAY_PARAM_DESC(aux_gen, gen_cases, name);
 
 /* Whether the page allocator itself refused an order @c's stubs let through. */
 static bool aux_refused_for_real(struct kunit *test)
@@ -514,7 +461,7 @@ static bool aux_refused_for_real(struct kunit *test)
 	int i;
 
 	for (i = 0; i < ctx->nr_req; i++)
-		if (!ctx->req[i].page && ctx->req[i].order <= ctx->c->fail_above)
+		if (!ctx->req[i].page && !ctx->req[i].injected)
 			return true;
 	return false;
 }
@@ -542,9 +489,31 @@ static void aux_alloc_orders_test(struct kunit *test)
 			    c->ret, ctx->ret);
 }
 
-static void aux_alloc_generated_test(struct kunit *test)
+/*
+ * The pages left bound a chunk: a 16-page snapshot buffer whose first chunk
+ * gets no order above 2 (ceiling 4), then ilog2(12) = 3, then order 2.
+ */
+static void aux_alloc_pages_left_bound_test(struct kunit *test)
 {
-	aux_run_case(test, test->param_value);
+	static const int asked[] = { 4, 3, 2, 3, 2 };
+	struct aux_alloc_ctx *ctx = test->priv;
+	struct aux_alloc_case c = {
+		.caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .overwrite = true,
+		.nr_pages = 16, .fail_above = NO_INJECTION, .fail_chunk = 0,
+		.chunk_max = 2,
+	};
+	int i;
+
+	if (MAX_PAGE_ORDER < 4)
+		kunit_skip(test, "MAX_PAGE_ORDER below the buffer's order");
+	aux_run_case(test, &c);
+	if (aux_refused_for_real(test) && test->status != KUNIT_FAILURE)
+		kunit_skip(test, "an order refused by the page allocator");
+	KUNIT_ASSERT_EQ(test, ARRAY_SIZE(asked), ctx->nr_req);
+	for (i = 0; i < ARRAY_SIZE(asked); i++)
+		KUNIT_EXPECT_EQ_MSG(test, asked[i], ctx->req[i].order,
+				    "request %d", i);
+	KUNIT_EXPECT_EQ(test, 0, ctx->ret);
 }
 
 /* Orders above the row's limit refused: all chunks settle at the limit. */
@@ -584,7 +553,7 @@ static void aux_alloc_chunk_fails_test(struct kunit *test)
 {
 	struct aux_alloc_case c = {
 		.caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .nr_pages = 64,
-		.fail_above = NO_INJECTION, .fail_chunk = 1,
+		.fail_above = NO_INJECTION, .fail_chunk = 1, .chunk_max = -1,
 	};
 
 	aux_run_case(test, &c);
@@ -599,7 +568,7 @@ static void aux_alloc_first_page_fails_test(struct kunit *test)
 	struct aux_alloc_ctx *ctx = test->priv;
 	struct aux_alloc_case c = {
 		.caps = PERF_PMU_CAP_AUX_PREFER_LARGE, .nr_pages = 64,
-		.fail_above = NO_INJECTION, .fail_chunk = 0,
+		.fail_above = NO_INJECTION, .fail_chunk = 0, .chunk_max = -1,
 	};
 
 	aux_run_case(test, &c);
@@ -710,7 +679,7 @@ static void aux_mmap_to_page_bounds_test(struct kunit *test)
 static struct kunit_case perf_aux_alloc_test_cases[] = {
 	KUNIT_CASE_PARAM(aux_alloc_orders_test, aux_orders_gen_params),
 	KUNIT_CASE_PARAM(aux_alloc_fallback_test, aux_fallback_gen_params),
-	KUNIT_CASE_PARAM(aux_alloc_generated_test, aux_gen_gen_params),
+	KUNIT_CASE(aux_alloc_pages_left_bound_test),
 	KUNIT_CASE(aux_alloc_chunk_fails_test),
 	KUNIT_CASE(aux_alloc_first_page_fails_test),
 	KUNIT_CASE(aux_alloc_setup_fails_test),
