@@ -222,6 +222,7 @@ static struct vmap_case *vmap_shape_create(struct kunit *test,
 {
 	unsigned long max_pages = shape_max_pages(shape);
 	struct vmap_case *vc;
+	struct page **pages;
 	int i;
 
 	for (i = 0; i < MAX_PIECES && shape->pieces[i].kind; i++)
@@ -232,7 +233,7 @@ static struct vmap_case *vmap_shape_create(struct kunit *test,
 	vc = kunit_kzalloc(test, sizeof(*vc), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, vc);
 	vc->shape = shape;
-	vc->pages = kvcalloc(max_pages * 2, sizeof(*vc->pages), GFP_KERNEL);
+	vc->pages = kvcalloc(max_pages, sizeof(*vc->pages), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, vc->pages);
 	KUNIT_ASSERT_EQ(test, 0,
 			kunit_add_action_or_reset(test, vmap_case_release, vc));
@@ -241,6 +242,12 @@ static struct vmap_case *vmap_shape_create(struct kunit *test,
 		if (add_piece(vc, &shape->pieces[i]))
 			kunit_skip(test, "no free chunk of the order needed");
 	}
+	/* Exactly as long as its pages: vmap() may read no slot past them. */
+	pages = kvmalloc_array(vc->nr, sizeof(*pages), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pages);
+	memcpy(pages, vc->pages, vc->nr * sizeof(*pages));
+	kvfree(vc->pages);
+	vc->pages = pages;
 	vc->addr = vmap(vc->pages, vc->nr, VM_MAP, PAGE_KERNEL);
 	KUNIT_ASSERT_NOT_NULL_MSG(test, vc->addr, "vmap() of %u pages failed",
 				  vc->nr);

@@ -205,8 +205,11 @@ def variant_args(variant: str) -> List[str]:
         'plain': ['perf_aux.plain'],
         'fail_setup': ['perf_aux.fail_setup', 'perf_aux.tests=perf_aux:'
                        'pagesize_test,perf_aux:mmap_test,perf_aux:fragment_test'],
+        # Every KASAN report, not only the boot's first: a bad read in
+        # vmap() is also reported, and fails the case, when a test makes it.
+        'sanitize': ['kasan_multi_shot'],
         # make soak: soak_test alone, for DURATION seconds.
-        'soak': ['perf_aux.tests=perf_aux:soak_test',
+        'soak': ['kasan_multi_shot', 'perf_aux.tests=perf_aux:soak_test',
                  f"perf_aux.soak={os.environ.get('DURATION') or 600}"],
     }.get(variant, [])
 
