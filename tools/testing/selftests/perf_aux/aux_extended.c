@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "aux_extended.h"
+#include "aux_report.h"
 
 bool aux_destructive(void)
 {
@@ -115,3 +116,48 @@ int module_vmaps(void)
 	return n;
 }
 
+/* ilog2() of @v, which is not 0. */
+static int report_ilog2(unsigned long v)
+{
+	return (int)(8 * sizeof(v)) - 1 - __builtin_clzl(v);
+}
+
+/*
+ * @chunks of a @pages buffer against rb_alloc_aux()'s rule: chunk i is at
+ * most its bound, the least of @ceiling, ilog2(pages left) and @below - 1
+ * (@below: known to fail), and at least min(bound, @floor) (@floor: known
+ * free, 0: none); together they cover the buffer.  Returns the count
+ * (fallbacks in *@fallbacks), or -1 and the violation in @why.
+ */
+int aux_chunks_check(const char *chunks, unsigned long pages, int ceiling,
+		     int below, int floor, int *orders, int max, int *fallbacks,
+		     char *why, size_t len)
+{
+	int n = aux_report_orders(chunks, orders, max), i, bound;
+	unsigned long left = pages;
+
+	*fallbacks = 0;
+	for (i = 0; i < n && left; i++) {
+		bound = report_ilog2(left);
+		if (bound > ceiling)
+			bound = ceiling;
+		if (bound >= below)
+			bound = below - 1;
+		if (orders[i] > bound ||
+		    orders[i] < (floor < bound ? floor : bound)) {
+			snprintf(why, len,
+				 "chunk %d of %s: order %d, the rule allows %d down to %d",
+				 i, chunks, orders[i], bound,
+				 floor < bound ? floor : bound);
+			return -1;
+		}
+		*fallbacks += orders[i] < bound;
+		left -= 1UL << orders[i];
+	}
+	if (left || i < n) {
+		snprintf(why, len, "chunks %s are not the buffer's %lu pages",
+			 chunks, pages);
+		return -1;
+	}
+	return n;
+}

@@ -26,6 +26,9 @@ struct aux_churn {
 };
 
 const char *generators_unavailable(int *vmaps);
+int aux_chunks_check(const char *chunks, unsigned long pages, int ceiling,
+		     int below, int floor, int *orders, int max, int *fallbacks,
+		     char *why, size_t len);
 void *aux_churn(void *arg);
 
 #endif /* PERF_AUX_EXTENDED_H */

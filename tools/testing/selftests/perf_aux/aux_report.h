@@ -25,8 +25,5 @@ void aux_report_free(struct aux_report *r);
 int aux_report_orders(const char *chunks, int *orders, int max);
 unsigned long chunk_entries(const int *orders, int n, unsigned long pmd_pages,
 			    unsigned long cont_pages);
-int aux_chunks_check(const char *chunks, unsigned long pages, int ceiling,
-		     int below, int floor, int *orders, int max, int *fallbacks,
-		     char *why, size_t len);
 
 #endif /* PERF_AUX_REPORT_H */
