@@ -208,7 +208,7 @@ class Checks:
         missing = artifacts.kernel_missing(build)
         if missing:
             print(f'ok - lava: {tag} # SKIP kernel has no {missing} '
-                  f'(scripts/config/lava.config, rebuild arm64-{pages})',
+                  f'(scripts/config/boot.config, rebuild arm64-{pages})',
                   flush=True)
             return
         ktaps = glob.glob(os.path.join(results, '*.ktap'))

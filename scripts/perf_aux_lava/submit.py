@@ -260,7 +260,7 @@ class Submission:
         if missing:
             raise Fatal(f'submit: {run}: the kernel of {build} has no '
                         f'{missing}, which LAVA\'s overlay disk needs '
-                        '(scripts/config/lava.config)')
+                        '(scripts/config/boot.config)')
         d = os.path.join(self.stage, run)
         os.makedirs(d, exist_ok=True)
         try:
