@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The LAVA checks (issue 6), one line each, "ok - lava: ..." or
+"""The LAVA checks, one line each, "ok - lava: ..." or
 "not ok - lava: ...":
  1. lava-jobs/jobs/ are what lava-jobs/generate.py renders from
     lava-jobs/lab.example.yaml;

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A local LAVA lab (issue 16): Debian's lava-server 2023.01, PostgreSQL and
+"""A local LAVA lab: Debian's lava-server 2023.01, PostgreSQL and
 one lava-worker on this machine, on the loopback address only, with a
 "qemu" device type and two devices, qemu-01 and qemu-02.  The jobs of
 lava-jobs/ go through the whole server path here (submission, scheduler,

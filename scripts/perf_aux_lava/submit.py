@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Submission and collection as a LAVA lab's user does them (issue 16): the
+"""Submission and collection as a LAVA lab's user does them: the
 jobs of the chosen runs, rendered from lava-jobs/ for the builds the
 pipeline made, submitted through the server's REST API all at once (the
 lab runs them side by side, a device each), waited for with a bound, and
@@ -420,7 +420,7 @@ class Submission:
     def lab_time(self) -> None:
         """The jobs' wall time from submission against the sum of their
         run times, what one device would have taken running them one
-        after another (issue 16: the lab's parallel runs against serial
+        after another (the lab's parallel runs against serial
         ones)."""
         if len(self.jobs) > 1:
             say(f'{len(self.jobs)} jobs in {self.elapsed()} s from '
