@@ -223,11 +223,17 @@ static struct vmap_case *vmap_shape_create(struct kunit *test,
 	unsigned long max_pages = shape_max_pages(shape);
 	struct vmap_case *vc;
 	struct page **pages;
+	unsigned int order;
 	int i;
 
-	for (i = 0; i < MAX_PIECES && shape->pieces[i].kind; i++)
-		if (piece_order(&shape->pieces[i]) > MAX_PAGE_ORDER)
+	for (i = 0; i < MAX_PIECES && shape->pieces[i].kind; i++) {
+		order = piece_order(&shape->pieces[i]);
+		/* A scattered piece: every other page of twice its order. */
+		if (shape->pieces[i].kind == SCATTERED)
+			order++;
+		if (order > MAX_PAGE_ORDER)
 			kunit_skip(test, "a piece above MAX_PAGE_ORDER");
+	}
 	if (max_pages * 2 > totalram_pages() / 4)
 		kunit_skip(test, "not enough memory for this shape");
 	vc = kunit_kzalloc(test, sizeof(*vc), GFP_KERNEL);

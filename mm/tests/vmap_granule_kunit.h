@@ -115,9 +115,10 @@ static const struct vmap_shape vmap_shapes[] = {
 	{ "aux_fallback_realigned",
 	  { SPLIT_PMD, { SPLIT, O_HALF_PMD }, { SPLIT, O_HALF_PMD }, SPLIT_PMD },
 	  true },
-	/* A block after a single page: the area aligned, mapped large. */
-	{ "cont_after_single_page", { P0, { SPLIT, O_CONT, 1 }, SPLIT_CONT } },
-	{ "pmd_after_single_page", { P0, { SPLIT, O_PMD, 1 }, SPLIT_PMD } },
+	/* AUX chunks after order-0 fallbacks: single pages, then a block. */
+	{ "cont_after_single_pages", { { SCATTERED, O_CONT }, SPLIT_CONT },
+	  true },
+	{ "pmd_after_single_pages", { { SCATTERED, O_PMD }, SPLIT_PMD }, true },
 };
 
 /*
@@ -126,7 +127,7 @@ static const struct vmap_shape vmap_shapes[] = {
  * In address order, granule and count of consecutive entries: P PMD,
  * C cont-PTE, T PTE, for an area aligned to @align, the largest block some
  * run of the shape can use, as vmap() must align it.  NULL: cannot be built
- * (two PMDs above MAX_PAGE_ORDER).
+ * (a piece above MAX_PAGE_ORDER).
  */
 enum table_config { T_ARM64_4K, T_ARM64_16K, T_ARM64_64K, T_X86_64,
 		    NR_TABLE_CONFIGS };
@@ -184,11 +185,11 @@ static const struct vmap_table_row vmap_table[] = {
 	/* two halves, and the last chunk on a PMD boundary again */
 	{ "aux_fallback_realigned", G_PMD,
 	  { "P1 C32 P1", "P1 C16 P1",	"P1 C256 P1",	"P1 T512 P1" } },
-	/* a single page, the rest of its block, then a block */
-	{ "cont_after_single_page", G_CONT,
+	/* a block's worth of single pages, then the block */
+	{ "cont_after_single_pages", G_CONT,
 	  { "T16 C1",	"T128 C1",	"T32 C1",	"T32" } },
-	{ "pmd_after_single_page", G_PMD,
-	  { "T16 C31 P1", "T128 C15 P1", "T32 C255 P1", "T512 P1" } },
+	{ "pmd_after_single_pages", G_PMD,
+	  { "T512 P1",	NULL,		NULL,		"T512 P1" } },
 };
 
 /* The table's column for the running kernel, or -1 where it has none. */
