@@ -271,18 +271,22 @@ static unsigned long page_va(struct vmap_case *vc, unsigned int i)
 }
 
 /*
- * Whether two chunks of the shape sit physically end to end, so that they
- * could share a block the table's row counts apart (single pages cannot).
+ * Whether two chunks, each smaller than a PMD and together as large, sit
+ * physically end to end: they could share a PMD the table counts apart.
  */
 static bool chunks_touch(struct vmap_case *vc)
 {
 	const struct piece *p = vc->shape->pieces;
-	unsigned int k, i;
+	unsigned int k, i, a, b;
 
 	for (k = 1; k < MAX_PIECES && p[k].kind; k++) {
 		i = vc->piece_start[k];
-		if (p[k - 1].kind != ORDER0 && p[k].kind != ORDER0 && i &&
-		    i < vc->nr &&
+		a = piece_order(&p[k - 1]);
+		b = piece_order(&p[k]);
+		if (p[k - 1].kind != ORDER0 && p[k].kind != ORDER0 &&
+		    a < pmd_order() && b < pmd_order() &&
+		    (1UL << a) + (1UL << b) >= (1UL << pmd_order()) &&
+		    i && i < vc->nr &&
 		    page_to_pfn(vc->pages[i]) == page_to_pfn(vc->pages[i - 1]) + 1)
 			return true;
 	}
