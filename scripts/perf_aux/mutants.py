@@ -40,9 +40,9 @@ def peers(c) -> bool:
     return os.environ.get('PERF_AUX_PEERS', '0') == '1'
 
 
-def mutant_run(c, name: str) -> str:
-    """The name of mutant NAME's results on this base."""
-    return f'{name}-{c.base}-arm64-4k'
+def mutant_run(c, name: str, target: str = 'arm64-4k') -> str:
+    """The name of mutant NAME's results on this base and TARGET."""
+    return f'{name}-{c.base}-{target}'
 
 
 def patch_lines(patch: str, pattern: str) -> List[str]:
@@ -96,11 +96,12 @@ def mutant_names(c, directory: str, names: List[str]) -> List[str]:
             for p in c.glob(f'{directory}/*.patch')]
 
 
-def mutant_build(c, patch: str, variant: str, log: str, args=()) -> bool:
+def mutant_build(c, patch: str, variant: str, log: str, args=(),
+                 target: str = 'arm64-4k') -> bool:
     """Applies PATCH to the mutant tree (none: the unmutated baseline),
-    builds it and runs KUnit at boot (console in LOG).  True when the
-    kernel built; a patch that does not apply or build is a check that
-    failed."""
+    builds it for TARGET and runs KUnit at boot (console in LOG).  True
+    when the kernel built; a patch that does not apply or build is a check
+    that failed."""
     name = 'baseline'
     if patch:
         name = os.path.basename(patch)[:-len('.patch')]
@@ -114,7 +115,7 @@ def mutant_build(c, patch: str, variant: str, log: str, args=()) -> bool:
         c.verdict(1, f'mutant {name} applies to {c.base}')
         return False
     with open(f'{log}.out', 'wb') as f:
-        rc = c.call([f'{c.root}/scripts/kunit.sh', 'mutant', 'arm64-4k',
+        rc = c.call([f'{c.root}/scripts/kunit.sh', 'mutant', target,
                      variant, log, MUTANT_OOPS, *args], stdout=f,
                     stderr=subprocess.STDOUT)
     out = read(f'{log}.out')
@@ -140,6 +141,13 @@ def each_mutant(c, directory: str, what: str, func, names: List[str]) -> None:
              f'{c.out}/mutants/{run}', f'{c.out}/logs/mutant-{run}')
 
 
+def mutant_targets(patch: str) -> List[str]:
+    """The targets a mutant must be killed on: its patch's "Targets:" line
+    (code whose answer depends on the page size: a constant right at one
+    page size only), else arm64-4k."""
+    return ' '.join(patch_lines(patch, 'Targets: ')).split() or ['arm64-4k']
+
+
 def mutant_boot(patch: str, default: str) -> str:
     """The variant a mutant is booted (and built) for: its patch's "Boot:
     <variant>" line, else DEFAULT."""
@@ -154,14 +162,20 @@ def run_mutants(c, directory: str, suite: str, variant: str,
     the peers run beside."""
     def kernel_mutant(c, patch: str, name: str, res: str, log: str) -> None:
         boot = mutant_boot(patch, variant)
-        if not mutant_build(c, patch, boot, f'{log}-kunit.log',
-                            PEER_VMALLOC if peers(c) else ()):
-            return
-        c.results_shown('kunit', f'{log}-kunit.log', res)
-        if peers(c):
-            c.results_shown('peers', f'{log}-kunit.log', res)
-            peer_selftests(c, name, boot, res)
-        c.expect(res, suite, '--failure')
+        for target in mutant_targets(patch):
+            run = mutant_run(c, name, target)
+            res = f'{c.out}/mutants/{run}'
+            log = f'{c.out}/logs/mutant-{run}'
+            shutil.rmtree(res, ignore_errors=True)
+            if not mutant_build(c, patch, boot, f'{log}-kunit.log',
+                                PEER_VMALLOC if peers(c) and
+                                target == 'arm64-4k' else (), target):
+                continue
+            c.results_shown('kunit', f'{log}-kunit.log', res)
+            if peers(c) and target == 'arm64-4k':
+                c.results_shown('peers', f'{log}-kunit.log', res)
+                peer_selftests(c, name, boot, res)
+            c.expect(res, suite, '--failure')
 
     each_mutant(c, directory, 'mutant', kernel_mutant, names)
 

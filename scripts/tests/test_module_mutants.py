@@ -67,5 +67,22 @@ class ModuleMutantsTest(unittest.TestCase):
                          self.selected('7.2', 'wrap_drops_byte'))
 
 
+class MutantTargetsTest(unittest.TestCase):
+    """A kernel mutant is booted on the targets its patch names."""
+
+    def test_targets_line_or_4k(self) -> None:
+        d = os.path.join(SCRIPTS, 'mutants', 'vmap_granule')
+        self.assertEqual(['arm64-16k', 'arm64-64k'], mutants.mutant_targets(
+            os.path.join(d, 'cont_ptes_4k_constant.patch')))
+        self.assertEqual(['arm64-4k'], mutants.mutant_targets(
+            os.path.join(d, 'vunmap_keeps_pmd.patch')))
+
+    def test_result_names_carry_the_target(self) -> None:
+        c = mock.Mock(base='7.3')
+        self.assertEqual('m-7.3-arm64-4k', mutants.mutant_run(c, 'm'))
+        self.assertEqual('m-7.3-arm64-16k',
+                         mutants.mutant_run(c, 'm', 'arm64-16k'))
+
+
 if __name__ == '__main__':
     unittest.main()
