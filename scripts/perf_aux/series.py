@@ -219,13 +219,21 @@ def commit_message(message: str, who: str) -> str:
 
 # MAINTAINERS.
 
-def maintainers_line(pattern: str, path: str) -> Optional[str]:
-    """The F: line (less "F:\\t") a section's PATTERN gives PATH, if any:
-    the pattern itself where it is PATH or a directory holding PATH (the
-    kselftests: the first patch of the directory adds its line)."""
-    if pattern in (path, path + '/') or (pattern.endswith('/') and
-                                         path.startswith(pattern)):
-        return pattern
+def maintainers_line(pattern: str, path: str, root: str) -> Optional[str]:
+    """The F: line (less "F:\\t") a section's PATTERN gives PATH, if any.
+    A directory added a part at a time (the kselftests): each file's own
+    line, a .c and its .h as one, so that every patch says who maintains
+    what it adds."""
+    line = pattern
+    if (pattern.endswith('/') and path.startswith(pattern) and
+            pattern != path + '/'):
+        line = path
+        stem = path[:-2] if path.endswith(('.c', '.h')) else path
+        if (os.path.isfile(os.path.join(root, stem + '.c')) and
+                os.path.isfile(os.path.join(root, stem + '.h'))):
+            line = stem + '.[ch]'
+    if pattern in (path, path + '/') or line != pattern:
+        return line
     return None
 
 
@@ -271,7 +279,7 @@ def maintainers_add(s: Series, repo: str, paths: Sequence[str]) -> None:
     name = os.path.join(repo, 'MAINTAINERS')
     for path in paths:
         for pattern, section in maintainers_sections(s):
-            line = maintainers_line(pattern, path)
+            line = maintainers_line(pattern, path, s.root)
             if line is None:
                 continue
             with open(name, 'rb') as f:

@@ -166,11 +166,12 @@ class MaintainersTest(unittest.TestCase):
             for name in ('a.c', 'a.h', 'b.c'):
                 open(os.path.join(d, name), 'w').close()
             def line(pattern: str, path: str) -> Optional[str]:
-                return series.maintainers_line(pattern, path)
+                return series.maintainers_line(pattern, path, root)
 
-            # A file of a directory: the directory's line.
-            self.assertEqual('k/', line('k/', 'k/a.c'))
-            self.assertEqual('k/', line('k/', 'k/b.c'))
+            # A .c and its .h: one line.
+            self.assertEqual('k/a.[ch]', line('k/', 'k/a.c'))
+            self.assertEqual('k/a.[ch]', line('k/', 'k/a.h'))
+            self.assertEqual('k/b.c', line('k/', 'k/b.c'))
             # The directory itself: its own line.
             self.assertEqual('k/', line('k/', 'k'))
             self.assertEqual('x/y.c', line('x/y.c', 'x/y.c'))
