@@ -227,11 +227,20 @@ class Check:
 
     def run_job(self, kernel: str, target: str, variant: str,
                 *args: str) -> None:
-        """The main job on BASE; sets res to its results."""
+        """The main job on BASE; sets res to its results.  Its consoles,
+        from the first line, hold no kernel report: one outside every
+        test's window (an initcall's, one between programs) fails too."""
         self.call([f'{self.root}/scripts/run.sh'],
                   env={'KERNEL': kernel, 'TARGET': target, 'VARIANT': variant,
                        'KERNEL_SRC': '', 'KERNEL_ARGS': ' '.join(args)})
-        self.res = f'{self.out}/results/{self.result_name(kernel, target, variant)}'
+        run = self.result_name(kernel, target, variant)
+        self.res = f'{self.out}/results/{run}'
+        reports = lib.console_reports(f'{self.out}/logs/{run}-kunit.log',
+                                      f'{self.out}/logs/{run}-kselftest.log')
+        for line in reports[:20]:
+            print(line)
+        self.verdict(1 if reports else 0,
+                     f'{run}: {len(reports)} kernel reports on its consoles')
 
     # Stages.
 

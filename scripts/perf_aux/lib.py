@@ -267,12 +267,14 @@ def vmalloc_args(tree: str, mode: str) -> List[str]:
     return ['test_vmalloc.run_test_mask=0']
 
 
-REPORT = re.compile(r'BUG:|WARNING:|kmemleak: [1-9][0-9]* unreferenced')
+REPORT = re.compile(r'BUG:|WARNING:|UBSAN:|Internal error: Oops|'
+                    r'kmemleak: [1-9][0-9]* unreferenced')
 
 
 def console_reports(*logs: str) -> List[str]:
-    """The kernel's reports in console logs (KASAN, lockdep, DEBUG_VM and
-    WARN as BUG:/WARNING:, kmemleak's count), once each."""
+    """The kernel's reports in console logs (KASAN, KFENCE, lockdep,
+    DEBUG_VM and WARN as BUG:/WARNING:, UBSAN, an oops, kmemleak's count),
+    once each."""
     found = set()
     for log in logs:
         try:

@@ -99,8 +99,12 @@ class LibTest(unittest.TestCase):
         log = self.write('console.log', (
             'ok\nBUG: KASAN: x\nWARNING: CPU: 1 at mm/vmalloc.c\n'
             'kmemleak: 0 unreferenced objects\nkmemleak: 3 unreferenced\n'
-            'BUG: KASAN: x\n'))
-        self.assertEqual(['BUG: KASAN: x', 'WARNING: CPU: 1 at mm/vmalloc.c',
+            'BUG: KASAN: x\nUBSAN: shift-out-of-bounds in mm/vmalloc.c\n'
+            'Internal error: Oops: 0000000096000005 [#1] SMP\n'))
+        self.assertEqual(['BUG: KASAN: x',
+                          'Internal error: Oops: 0000000096000005 [#1] SMP',
+                          'UBSAN: shift-out-of-bounds in mm/vmalloc.c',
+                          'WARNING: CPU: 1 at mm/vmalloc.c',
                           'kmemleak: 3 unreferenced'],
                          sorted(lib.console_reports(log, log + '.none')))
 
