@@ -37,6 +37,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from . import lib, shell
 from .files import cat, collated, read, remove, write_line
 from .shell import stage, tool
+from .tree import seed_build
 
 USAGE = 'usage: kunit.sh NAME TARGET VARIANT LOG [KERNEL_ARG...]'
 # kunit.py's architectures the series runs on, and their Debian cross
@@ -200,6 +201,8 @@ def kunit(name: str, target: str, variant: str, log: str,
     configs.append('--kconfig_add=CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT='
                    + ('y' if strict else 'n'))
 
+    if name != 'custom':
+        seed_build(tree, build, lib.run_base())
     os.chdir(tree)
     configs.append(f'--make_options=CC=ccache {cross}gcc')
     key = build_key(tree, [*common, *configs])

@@ -293,6 +293,22 @@ def seed_tree(cache: str, name: str, base: str) -> str:
     return ''
 
 
+def seed_build(tree: str, build: str, base: str) -> None:
+    """TREE's BUILD directory, where it has none yet, copied from the
+    first tree of BASE that has one (SEEDS order): its first build then
+    recompiles only what differs from that tree, cache or not (a mutant
+    at another page size)."""
+    if os.path.isdir(os.path.join(tree, build)):
+        return
+    for seed in SEEDS:
+        other = os.path.join(os.path.dirname(tree), lib.tree_name(seed, base),
+                             build)
+        if os.path.dirname(other) != tree and os.path.isdir(other):
+            print(f'starting {tree}/{build} from {other}')
+            tool(['cp', '-a', other, os.path.join(tree, build)], check=True)
+            return
+
+
 def new_tree(tree: str, src: str, seed: str) -> None:
     """TREE as a copy of SEED or SRC.  Of SEED's build directories only
     TARGET's default one comes along: the others may be many and large,

@@ -11,7 +11,9 @@ what changed since the last staging, the listings the shell version made
 with find and sha256sum) are checked against what the tools print.
 """
 
+import contextlib
 import glob
+import io
 import os
 import re
 import shutil
@@ -458,3 +460,35 @@ class SeriesTest(TreeTestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class SeedBuildTest(unittest.TestCase):
+    """A tree's first build at another target starts from a sibling's."""
+
+    def test_copied_once_from_the_first_seed(self) -> None:
+        sys.path.insert(0, os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__))))
+        from perf_aux import tree
+        with tempfile.TemporaryDirectory() as d:
+            trees = os.path.join(d, 'trees')
+            for t in ('7.3-reference', '7.3-stock', '7.3-mutant'):
+                os.makedirs(os.path.join(trees, t))
+            ref = os.path.join(trees, '7.3-reference', '.build-arm64-16k')
+            os.makedirs(ref)
+            with open(os.path.join(ref, 'vmlinux.o'), 'w') as f:
+                f.write('ref')
+            mutant = os.path.join(trees, '7.3-mutant')
+            with contextlib.redirect_stdout(io.StringIO()):
+                tree.seed_build(mutant, '.build-arm64-16k', '7.3')
+            copied = os.path.join(mutant, '.build-arm64-16k', 'vmlinux.o')
+            with open(copied) as f:
+                self.assertEqual('ref', f.read())
+            with open(copied, 'w') as f:
+                f.write('own')
+            tree.seed_build(mutant, '.build-arm64-16k', '7.3')
+            with open(copied) as f:
+                self.assertEqual('own', f.read())
+            # Nothing to start from: nothing made.
+            tree.seed_build(mutant, '.build-arm64-64k', '7.3')
+            self.assertFalse(os.path.exists(
+                os.path.join(mutant, '.build-arm64-64k')))
