@@ -175,7 +175,13 @@ def run_mutants(c, directory: str, suite: str, variant: str,
             if peers(c) and target == 'arm64-4k':
                 c.results_shown('peers', f'{log}-kunit.log', res)
                 peer_selftests(c, name, boot, res)
-            c.expect(res, suite, '--failure')
+            # A kernel that oopses before the suite runs is killed too.
+            reports = lib.console_reports(f'{log}-kunit.log')
+            if reports and not (os.path.isdir(res) and os.listdir(res)):
+                c.verdict(0, f'{run}: {suite}: not run, the kernel '
+                          f'reported {reports[0]}')
+            else:
+                c.expect(res, suite, '--failure')
 
     each_mutant(c, directory, 'mutant', kernel_mutant, names)
 
