@@ -236,22 +236,17 @@ def reference_quick(c) -> None:
 
 def sanitize_run(c) -> None:
     """The trust run: the whole suite under KASAN, lockdep, DEBUG_VM and
-    kmemleak passes, and none of them reports anything."""
+    kmemleak passes, and none of them reports anything (run_job reads the
+    consoles; kmemleak must also have scanned, and found nothing)."""
     run = c.result_name('reference', 'arm64-4k', 'sanitize')
     reference_run(c, 'arm64-4k', 'sanitize')
-    logs = f'{c.out}/logs/{run}'
-    reports = lib.console_reports(f'{logs}-kunit.log',
-                                  f'{logs}-kselftest.log')
-    if reports:
-        print('\n'.join(reports[:20]))
     try:
         clean = 'PERF_AUX: kmemleak: 0 unreferenced objects' in read(
-            f'{logs}-kselftest.log')
+            f'{c.out}/logs/{run}-kselftest.log')
     except OSError:
         clean = False
-    n = len(reports)
-    c.verdict(0 if clean and not reports else 1,
-              f'{run}: KASAN, lockdep, DEBUG_VM, kmemleak: {n} reports')
+    c.verdict(0 if clean else 1, f'{run}: kmemleak scanned, 0 unreferenced '
+              'objects')
     module_compare(c, f'{c.out}/results/{run}')
 
 
