@@ -310,13 +310,19 @@ def seed_build(tree: str, build: str, base: str) -> None:
 
 
 def new_tree(tree: str, src: str, seed: str) -> None:
-    """TREE as a copy of SEED or SRC, without build directories: each
-    comes from a sibling tree at its first build (seed_build())."""
+    """TREE as a copy of SEED or SRC.  Of SEED's build directories only
+    TARGET's default one comes along: the others may be many and large,
+    and the first build of another recompiles only what differs anyway
+    (ccache)."""
+    build = '.build-' + (os.environ.get('TARGET') or 'arm64-4k')
     tmp = tree + '.tmp'
     if seed:
-        print(f'starting {tree} from {seed}')
+        print(f'starting {tree} from {seed} and its {build}')
         tool(['rsync', '-a', '--exclude=/.build-*', seed + '/', tmp + '/'],
              check=True)
+        if os.path.isdir(os.path.join(seed, build)):
+            tool(['cp', '-a', os.path.join(seed, build), tmp + '/'],
+                 check=True)
     else:
         tool(['cp', '-a', src, tmp], check=True)
     remove(os.path.join(tmp, '.git'))
