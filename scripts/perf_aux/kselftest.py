@@ -211,7 +211,9 @@ def boot(target: str, b: Build, initrd: str, log: str, cpus: str,
     """The initramfs INITRD booted on CPUS CPUs with ARGS on the command
     line, under timeout; the console in LOG."""
     # lib/test_vmalloc.c runs in the KUnit boot only (scripts/kunit.sh).
-    cmdline = ' '.join(['panic=-1 kunit.enable=0',
+    # An oops panics and panic=-1 ends the boot at once: a task that dies
+    # holding a lock would otherwise hang the rest until the timeout.
+    cmdline = ' '.join(['panic=-1 oops=panic kunit.enable=0',
                         *lib.vmalloc_args('-', 'off'),
                         'rdinit=/init', *args])
     seconds = BOOT_SECONDS + int(os.environ.get('BOOT_EXTRA_SECONDS') or 0)

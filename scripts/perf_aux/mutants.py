@@ -25,10 +25,11 @@ PEER_OFF = 'test_vmalloc.run_test_mask=0'
 # sigtrap_threads and remove_on_exec need hardware breakpoints, which this
 # QEMU kernel cannot open: they fail (by timeout, 2 minutes) on every kernel.
 PEER_PERF_EVENTS = 'perf_aux.tests=perf_events:watermark_signal,perf_events:mmap'
-# Every boot of a mutant kernel: one that oopses panics, and panic=-1
-# reboots it at once.  Otherwise KUnit waits out the dead test's thread and
-# the boot its 10-minute timeout (cont_for_short_run's BUG in vmap on 7.3):
-# the oops is the failure that kills the mutant either way.
+# A mutant's KUnit boot: one that oopses panics, and panic=-1 reboots it at
+# once.  Otherwise KUnit waits out the dead test's thread and the boot its
+# 10-minute timeout (cont_for_short_run's BUG in vmap on 7.3): the oops is
+# the failure that kills the mutant either way.  (Every kselftest boot has
+# oops=panic.)
 MUTANT_OOPS = 'oops=panic'
 BUILD_LINE = re.compile(r'^(ccache: |<== build |build .*: built earlier)')
 # A module mutant's killers where its patch names none.
@@ -56,7 +57,7 @@ def peer_selftests(c, name: str, variant: str, res: str) -> None:
     """selftests/perf_events on mutant NAME."""
     log = f'{c.out}/logs/mutant-{mutant_run(c, name)}-perf_events.log'
     c.call([f'{c.root}/scripts/kselftest.sh', 'mutant', 'arm64-4k', variant,
-            log, MUTANT_OOPS, PEER_OFF, PEER_PERF_EVENTS],
+            log, PEER_OFF, PEER_PERF_EVENTS],
            env={'KSELFTEST_TARGETS': 'perf_events'}, quiet=True)
     c.results_shown('kselftest', log, res)
 
@@ -212,7 +213,7 @@ def module_mutant(c, patch: str, name: str, res: str, log: str,
     # what the others find proves nothing about this mutant, and each of
     # them costs minutes.
     c.call([f'{c.root}/scripts/kselftest.sh', 'mutant', 'arm64-4k', variant,
-            f'{log}-kselftest.log', MUTANT_OOPS, *peer_off,
+            f'{log}-kselftest.log', *peer_off,
             tests or os.environ.get('MODULE_MUTANT_TESTS') or
             killer_tests(suites)], quiet=True)
     c.results_shown('kselftest', f'{log}-kselftest.log', res)
