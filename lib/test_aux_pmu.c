@@ -10,9 +10,9 @@
  * sysfs vmap/: pmd_pages and cont_pages (0: none), the pages of a PMD block
  * and of an arm64 cont-PTE block.
  *
- * debugfs test_aux_pmu/buffers: a line per live buffer of key=value fields,
- * in any order: event pmu pages snapshot base(%pK, of the vmap)
- * chunks=<order>x<count>,... (runs in page order).
+ * debugfs test_aux_pmu/buffers: a line per live buffer, "event=<id>
+ * pmu=<name> pages=<n> snapshot=<0|1> base=<vmap, %pK>
+ * chunks=<order>x<count>,..." (runs in page order).
  *
  * With CAP_PERFMON, a pinned hard-irq hrtimer writes trace through the vmap
  * as the drivers do.  attr.config: mode (0 none, 1 SPE-like, 2 TRBE-like),

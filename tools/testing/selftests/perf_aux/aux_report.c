@@ -1,97 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The synthetic AUX PMUs' report: "key=value" fields in any order, unknown
- * keys skipped.  Builds alone (no perf event), for tests on the host.
+ * The synthetic AUX PMUs' report, a line per buffer as the module prints it.
+ * Builds alone (no perf event), for tests on the host.
  */
-#include <ctype.h>
 #include <errno.h>
-#include <limits.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "aux_report.h"
 
-enum report_key {
-	KEY_EVENT, KEY_PMU, KEY_PAGES, KEY_SNAPSHOT, KEY_BASE, KEY_CHUNKS,
-	NR_REPORT_KEYS
-};
-
-/* The fields a line must have, each once. */
-static const char * const report_keys[NR_REPORT_KEYS] = {
-	[KEY_EVENT] = "event",		[KEY_PMU] = "pmu",
-	[KEY_PAGES] = "pages",		[KEY_SNAPSHOT] = "snapshot",
-	[KEY_BASE] = "base",		[KEY_CHUNKS] = "chunks",
-};
-
-/* A decimal value @s into *@v; false if it is not one, or exceeds @max. */
-static bool report_number(const char *s, unsigned long max, unsigned long *v)
-{
-	char *end;
-
-	if (!isdigit((unsigned char)*s))
-		return false;
-	errno = 0;
-	*v = strtoul(s, &end, 10);
-	return !*end && !errno && *v <= max;
-}
-
-/*
- * Parses r->line in place (strings point into it): 0, or -EBADMSG (and no
- * field taken) for a bad field, a key missing, empty or twice, a bad number.
- */
+/* Parses r->line in place (chunks points into it): 0, or -EBADMSG. */
 int aux_report_parse(struct aux_report *r)
 {
-	const char *v[NR_REPORT_KEYS] = {};
-	unsigned long n[NR_REPORT_KEYS] = {};
-	char *tok, *save, *eq, *end;
-	int k;
+	char base[32];
+	int chunks = 0;
 
 	r->line[strcspn(r->line, "\n")] = '\0';
-	for (tok = strtok_r(r->line, " ", &save); tok;
-	     tok = strtok_r(NULL, " ", &save)) {
-		eq = strchr(tok, '=');
-		if (!eq || eq == tok)
-			return -EBADMSG;
-		*eq = '\0';
-		for (k = 0; k < NR_REPORT_KEYS; k++) {
-			if (strcmp(tok, report_keys[k]))
-				continue;
-			if (v[k] || !eq[1])
-				return -EBADMSG;
-			v[k] = eq + 1;
-		}
-	}
-	for (k = 0; k < NR_REPORT_KEYS; k++) {
-		if (!v[k])
-			return -EBADMSG;
-		switch (k) {
-		case KEY_PMU:
-		case KEY_BASE:
-		case KEY_CHUNKS:
-			break;
-		case KEY_PAGES:
-		case KEY_SNAPSHOT:
-			if (!report_number(v[k], INT_MAX, &n[k]))
-				return -EBADMSG;
-			break;
-		default:
-			if (!report_number(v[k], ~0UL, &n[k]))
-				return -EBADMSG;
-		}
-	}
-	if (strlen(v[KEY_PMU]) >= sizeof(r->pmu) || n[KEY_SNAPSHOT] > 1)
+	if (sscanf(r->line,
+		   "event=%llu pmu=%31s pages=%d snapshot=%d base=%31s chunks=%n",
+		   &r->event, r->pmu, &r->pages, &r->snapshot, base,
+		   &chunks) != 5 || !chunks || !r->line[chunks])
 		return -EBADMSG;
 	/* %pK: the address (kptr_restrict=1), a hash or "(____ptrval____)". */
-	r->base = strtoul(v[KEY_BASE], &end, 16);
-	if (*end)
-		r->base = 0;
-	r->event = n[KEY_EVENT];
-	snprintf(r->pmu, sizeof(r->pmu), "%s", v[KEY_PMU]);
-	r->pages = n[KEY_PAGES];
-	r->snapshot = n[KEY_SNAPSHOT];
-	r->chunks = v[KEY_CHUNKS];
+	r->base = strtoul(base, NULL, 16);
+	r->chunks = r->line + chunks;
 	return 0;
 }
 
