@@ -144,8 +144,9 @@ class BootTest(unittest.TestCase):
         [argv] = booted
         self.assertEqual(['timeout', '1800', 'qemu-system-aarch64'], argv[:3])
         self.assertIn(lib.ARM64_QEMU_CPU, argv)
-        self.assertEqual('console=ttyAMA0 panic=-1 kunit.enable=0 '
-                         'test_vmalloc.run_test_mask=0 rdinit=/init x=1 y',
+        self.assertEqual('console=ttyAMA0 panic=-1 oops=panic '
+                         'kunit.enable=0 test_vmalloc.run_test_mask=0 '
+                         'rdinit=/init x=1 y',
                          argv[argv.index('-append') + 1])
         self.assertEqual(['-nodefaults', '-m', str(lib.GUEST_MEMORY_MIB),
                           '-smp', '4', '-initrd', '/b/i.gz', '-no-reboot',
