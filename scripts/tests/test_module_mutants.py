@@ -75,7 +75,14 @@ class MutantTargetsTest(unittest.TestCase):
         self.assertEqual(['arm64-16k', 'arm64-64k'], mutants.mutant_targets(
             os.path.join(d, 'cont_ptes_4k_constant.patch')))
         self.assertEqual(['arm64-4k'], mutants.mutant_targets(
-            os.path.join(d, 'vunmap_keeps_pmd.patch')))
+            os.path.join(d, 'nohuge_ignored.patch')))
+
+    def test_other_bases_keep_4k_only(self) -> None:
+        d = os.path.join(SCRIPTS, 'mutants', 'vmap_granule')
+        self.assertEqual([], mutants.mutant_targets(
+            os.path.join(d, 'cont_ptes_4k_constant.patch'), False))
+        self.assertEqual(['arm64-4k'], mutants.mutant_targets(
+            os.path.join(d, 'set_ptes_without_cont.patch'), False))
 
     def test_result_names_carry_the_target(self) -> None:
         c = mock.Mock(base='7.3')
