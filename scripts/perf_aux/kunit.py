@@ -217,7 +217,7 @@ def kunit(name: str, target: str, variant: str, log: str,
         if key:
             write_line(os.path.join(build, BUILT), key)
     # Appended after kunit.py's own -m and -cpu, which they override.
-    kargs.append(f'--qemu_args=-m {lib.GUEST_MEMORY_MIB}')
+    kargs.append(f'--qemu_args=-m {lib.kunit_memory_mib(target)}')
     if arch == 'arm64':
         kargs.append(f'--qemu_args=-cpu {lib.ARM64_QEMU_CPU}')
     run = lib.result_name(name, lib.run_base(), target, variant)

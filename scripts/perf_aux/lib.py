@@ -50,6 +50,15 @@ ARM64_QEMU_CPU = 'max,pauth-impdef=on'
 # pages a NO_SG PMD buffer needs a free 32 MiB MAX_PAGE_ORDER block, which
 # 1 GiB did not always keep.
 GUEST_MEMORY_MIB = 2048
+
+
+def kunit_memory_mib(target: str) -> int:
+    """The KUnit boot's memory.  At 64K a PMD block is 512 MiB and a
+    granule shape runs only where it takes at most an eighth of memory: 8
+    GiB runs the PMD shapes, the only ones that tell a cont-PTE block
+    written for a short or misaligned run apart at 64K (mutants
+    cont_for_short_run, pfn_alignment_unchecked)."""
+    return 8192 if target == 'arm64-64k' else GUEST_MEMORY_MIB
 KUNIT_PY = 'tools/testing/kunit/kunit.py'
 
 
