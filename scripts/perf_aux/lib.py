@@ -48,8 +48,9 @@ ARM64_QEMU_CPU = 'max,pauth-impdef=on'
 # test keeps the two equal).  Which cases have the memory to run depends
 # on it, so runs compared case by case must have the same.  2 GiB: at 16K
 # pages a NO_SG PMD buffer needs a free 32 MiB MAX_PAGE_ORDER block, which
-# 1 GiB did not always keep.
+# 1 GiB did not always keep.  (The KUnit boot at 64K: kunit_memory_mib().)
 GUEST_MEMORY_MIB = 2048
+KUNIT_PY = 'tools/testing/kunit/kunit.py'
 
 
 def kunit_memory_mib(target: str) -> int:
@@ -59,7 +60,6 @@ def kunit_memory_mib(target: str) -> int:
     written for a short or misaligned run apart at 64K (mutants
     cont_for_short_run, pfn_alignment_unchecked)."""
     return 8192 if target == 'arm64-64k' else GUEST_MEMORY_MIB
-KUNIT_PY = 'tools/testing/kunit/kunit.py'
 
 
 class Died(Exception):
