@@ -4,6 +4,9 @@
 # make check  the project's own tests (what CI runs; 30 min from cold)
 # make check-full  the whole matrix: every base (or BASE), target, variant,
 #              mutant
+# STAGES="NAME..."  with make check or check-full: only the stages named,
+#              of that tier (scripts/perf_aux/check.py lists them), e.g.
+#              make check-full STAGES="sanitize vmap_mutants"
 # make mutants  the kernel and test-module mutants alone, with the peers,
 #              and the kill matrix (on BASE)
 # make series  the suite as a patch series for BASE (default mainline), with
@@ -34,7 +37,7 @@
 # make soak [DURATION=600]  soak_test alone for DURATION seconds on the
 #              sanitize kernel: trace on every CPU at the highest rate, churn,
 #              fault injection; bytes checked, wraps, injected failures and
-#              the kernel's reports (scripts/soak.sh)
+#              the kernel's reports (scripts/perf_aux/soak.py)
 # make repeat [ROUNDS=5]  the suite ROUNDS times on one boot and on fresh
 #              boots; lists flaky cases
 #
@@ -42,6 +45,9 @@
 # KERNEL=reference|stock  VARIANT=default|strict|...
 # KERNEL_SRC=/path/to/linux  KERNEL_ARGS="extra boot parameters"
 # SERIES=mbox|dir  the reference kernel is BASE + that series (git am)
+#
+# The targets but submit, lab-selftest and clean run $(PERF_AUX) VERB
+# (scripts/perf_aux/__main__.py, whose --help lists the verbs).
 
 BASE ?=
 TARGET ?= arm64-4k
@@ -53,34 +59,37 @@ ROUNDS ?= 5
 DURATION ?= 600
 LAB ?=
 RUNS ?=
+STAGES ?=
 export BASE TARGET KERNEL KERNEL_SRC SERIES KERNEL_ARGS LAB DURATION
 
+PERF_AUX = PYTHONPATH=scripts python3 -m perf_aux
+
 run:
-	scripts/run.sh
+	$(PERF_AUX) run
 
 check:
-	scripts/check.sh
+	$(PERF_AUX) check $(STAGES)
 
 check-full:
-	scripts/check.sh --full
+	$(PERF_AUX) check-full $(STAGES)
 
 mutants:
-	BASE="$${BASE:-$$(PYTHONPATH=scripts python3 -m perf_aux.lib default_base)}" \
-		scripts/check.sh --full peers aux_mutants vmap_mutants module_mutants \
-		perf_core_mutants
+	BASE="$${BASE:-$$($(PERF_AUX) default-base)}" \
+		$(PERF_AUX) check-full peers aux_mutants vmap_mutants \
+		module_mutants perf_core_mutants
 
 series:
-	scripts/series.sh
+	$(PERF_AUX) series
 
 fixes:
-	scripts/fixes.sh
+	$(PERF_AUX) fixes
 
 evidence:
-	scripts/evidence.sh
+	$(PERF_AUX) evidence
 
 expected:
-	python3 scripts/results.py expected --write \
-		out/results/reference-$${BASE:-$$(PYTHONPATH=scripts python3 -m perf_aux.lib default_base)}-*/
+	$(PERF_AUX) results expected --write \
+		out/results/reference-$${BASE:-$$($(PERF_AUX) default-base)}-*/
 
 submit:
 	scripts/lava/submit.sh $(RUNS)
@@ -89,10 +98,10 @@ lab-selftest:
 	scripts/lava/lab.sh selftest qemu
 
 repeat:
-	scripts/repeat.sh $(ROUNDS)
+	$(PERF_AUX) repeat $(ROUNDS)
 
 soak:
-	scripts/soak.sh
+	$(PERF_AUX) soak
 
 clean:
 	rm -rf out

@@ -22,7 +22,7 @@ upstream commits they were written for, one line per check ("ok - ..." or
 Usage: integrations/check.py [--mirrors DIR]
   DIR holds the fetched upstream repositories as OWNER+NAME/repo (bare git
   directories); default /work/.mirror.  Run it with /usr/bin/python3: the
-  schema check needs Debian's lava-common (scripts/deps.sh lava).
+  schema check needs Debian's lava-common (perf_aux deps lava).
 """
 
 import argparse
@@ -569,7 +569,7 @@ def check_render(chk: Checks, pipe: Pipeline) -> None:
                      f'{COLLECTION}', '\n'.join(problems))
             if validate is None:
                 chk.skip(f'{tag}: lava_common schema',
-                         'no lava_common (scripts/deps.sh lava)')
+                         'no lava_common (perf_aux deps lava)')
                 continue
             err = schema_error(validate, job)
             if not err:

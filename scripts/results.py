@@ -34,7 +34,7 @@
                                     mutants default to the runs' out/ tree
   results.py flakes DIR... [--except SUITE]...
                                     cases whose result differs between the
-                                    round directories (scripts/repeat.sh),
+                                    round directories (make repeat),
                                     or two runs, but in the suites named
   results.py peers LOG OUTDIR       lib/test_vmalloc.c's summary lines in a
                                     boot log, as the suite peer.test_vmalloc

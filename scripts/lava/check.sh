@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The LAVA checks, one "ok - lava: ..." / "not ok - lava: ..." line each
-# (the lava and lava_schema stages of scripts/check.sh): generated jobs,
-# schemas and rejects, lava-run --validate, the FVP overlay, and lava-run
-# of the QEMU jobs against the direct runs.  The work and its usage:
-# scripts/perf_aux_lava/checks.py.
+# (the lava_schema stage of make check, lava of make check-full):
+# generated jobs, schemas and rejects, lava-run --validate, the FVP
+# overlay, and lava-run of the QEMU jobs against the direct runs.  The
+# work and its usage: scripts/perf_aux_lava/checks.py.
 #
 # Usage: scripts/lava/check.sh [--schema] [BUILD_DIR [RESULTS_DIR]]
 

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make check and make check-full (scripts/check.sh runs this module).
+"""make check and make check-full (python3 -m perf_aux check, check-full).
 
 The project's tests, in two tiers, one check per line ("ok - ..." or
 "not ok - ..."), the last line "N passed, N failed, N skipped":
 
-make check (scripts/check.sh): what CI runs; one kernel build of the
-default base (mainline) serves the reference, and ccache serves most of it
-to the stock control and the mutants:
+make check: what CI runs; one kernel build of the default base
+(mainline) serves the reference, and ccache serves most of it to the
+stock control and the mutants:
  host        host unit tests of the glue (scripts/tests);
  reference   the reference kernel, arm64-4k (its granule KUnit suite built
              strict): every suite passes, on the default boot and with
@@ -21,16 +21,16 @@ to the stock control and the mutants:
  lava_schema the LAVA jobs and test definition against lava_common's
              schemas, broken variants rejected, lava-run --validate.
 
-make check-full (scripts/check.sh --full): the whole matrix.  The
-default base first: the reference on every variant, stock, the
-sanitizers, every mutant with the peers beside, the other targets; then
-the stages run once (the series, kunit.py, the LAVA jobs through lava-run
-and the local lab, test-definitions, integrations/ against the pinned
-upstream commits); then each other base what can differ there
-(docs/check-full.md).
+make check-full (check --full): the whole matrix.  The default base
+first: the reference on every variant, stock, the sanitizers, every
+mutant with the peers beside, the other targets; then the stages run once
+(the series, kunit.py, the LAVA jobs through lava-run and the local lab,
+test-definitions, integrations/ against the pinned upstream commits); then
+each other base what can differ there (docs/check-full.md).
 
-scripts/check.sh [--full] STAGE... runs only the named stages (of that
-tier; the full tier's stages run for each base, or for BASE when set).
+make check STAGES="STAGE..." and make check-full STAGES="STAGE..."
+(check [--full] STAGE...) run only the named stages (of that tier; the
+full tier's stages run for each base, or for BASE when set).
 
 Everything a tier prints is kept in out/logs/<tier>.log, from which
 out/measurements/<tier>.md is written (perf_aux_results.measurements):
@@ -54,8 +54,7 @@ from . import lib, mutants, shell, stages
 from .files import collated, read, records
 from .shell import stage
 
-# Stages in order; "scripts/check.sh [--full] NAME..." runs only the named
-# ones.
+# Stages in order; "check [--full] NAME..." runs only the named ones.
 QUICK_STAGES = ('host', 'reference', 'stock', 'mutants', 'series',
                 'lava_schema')
 FULL_STAGES = ('host', 'reference', 'stock', 'sanitize', 'peers',
@@ -152,14 +151,16 @@ class Check:
         without a failed check line of its own (it died, or checked
         nothing) is a failed check too."""
         rc, out = self.capture(argv, stderr=True)
+        # What ran, shown as perf_aux VERB for lib.perf_aux's.
+        shown = argv[argv.index('-m') + 1:] if '-m' in argv else argv
         saw_failure = False
         for line in out.split('\n'):
             line = line.strip(' \t')
             self.count_line(line)
             saw_failure |= line.startswith('not ok - ')
         if rc and not saw_failure:
-            self.verdict(1, f'{os.path.basename(argv[0])} '
-                         f"{argv[1] if len(argv) > 1 else ''} exited {rc} "
+            self.verdict(1, f'{os.path.basename(shown[0])} '
+                         f"{shown[1] if len(shown) > 1 else ''} exited {rc} "
                          'with no failed check')
         return 0
 
@@ -230,7 +231,7 @@ class Check:
         """The main job on BASE; sets res to its results.  Its consoles,
         from the first line, hold no kernel report: one outside every
         test's window (an initcall's, one between programs) fails too."""
-        self.call([f'{self.root}/scripts/run.sh'],
+        self.call(lib.perf_aux('run'),
                   env={'KERNEL': kernel, 'TARGET': target, 'VARIANT': variant,
                        'KERNEL_SRC': '', 'KERNEL_ARGS': ' '.join(args)})
         run = self.result_name(kernel, target, variant)
@@ -339,14 +340,13 @@ class Check:
             if self.full:
                 self.timed(f'{base} patch series (make series), a kernel per '
                            'prefix', self.line_checks,
-                           f'{self.root}/scripts/series.sh', '--check',
-                           '--kernel-prefixes')
+                           *lib.perf_aux('series', '--check',
+                                         '--kernel-prefixes'))
             else:
                 self.timed(f'{base} patch series (make series)',
                            self.line_checks,
-                           f'{self.root}/scripts/series.sh', '--check')
-        # kunit.py in the tree series.sh --check leaves, as its users run
-        # it.
+                           *lib.perf_aux('series', '--check'))
+        # kunit.py in the tree series --check leaves, as its users run it.
         elif s == 'kunitpy':
             self.timed(f'{base} kunit.py in the series tree',
                        stages.kunitpy_runs, self)
@@ -374,12 +374,11 @@ class Check:
                        stages.testdefs_run, self)
         # integrations/ against the fetched upstream repositories (a
         # missing mirror is a skipped check); Debian's python for
-        # lava_common, which scripts/deps.sh lava installs with PyYAML and
-        # Jinja2.
+        # lava_common, which deps lava installs with PyYAML and Jinja2.
         elif s == 'integrations':
-            if self.call([f'{self.root}/scripts/deps.sh', 'lava'],
+            if self.call(lib.perf_aux('deps', 'lava'),
                          stdout=subprocess.DEVNULL):
-                self.verdict(1, 'scripts/deps.sh lava')
+                self.verdict(1, 'perf_aux deps lava')
             self.timed('integrations/, KernelCI and tuxlava patches',
                        self.line_checks, '/usr/bin/python3',
                        f'{self.root}/integrations/check.py')
@@ -405,7 +404,7 @@ class Check:
         if '7.2' in self.bases:
             os.environ['BASE'] = '7.2'
         try:
-            self.call([f'{self.root}/scripts/deps.sh', f'base-{self.base}'],
+            self.call(lib.perf_aux('deps', f'base-{self.base}'),
                       stdout=subprocess.DEVNULL)
             self.timed(f'KERNEL_SRC=src/{self.base} (hook-ups from its '
                        'version)', stages.custom_tree, self)
@@ -496,9 +495,8 @@ def tier(c: Check, named: List[str]) -> int:
         besides = [s for s in once if s in BESIDE_STAGES]
 
     if c.timed('install packages', c.call,
-               [f'{c.root}/scripts/deps.sh',
-                *(c.targets if c.full else ['arm64-4k']),
-                *(f'base-{b}' for b in bases)]):
+               lib.perf_aux('deps', *(c.targets if c.full else ['arm64-4k']),
+                            *(f'base-{b}' for b in bases))):
         return 2
     if 'host' in once:
         os.environ['BASE'] = c.default_base

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-"""What the pipeline needs from Debian (scripts/deps.sh runs this module).
+"""What the pipeline needs from Debian (python3 -m perf_aux deps).
 
 Installs the Debian packages the pipeline needs for the given targets, and
 fetches the target's static busybox (for the kselftest initramfs) into the
 cache.  Only what is missing is installed, so a second run costs a second.
 
-Usage: scripts/deps.sh TARGET|lava|lab|kunitpy|base-BASE|testdefs...
+Usage: python3 -m perf_aux deps TARGET|lava|lab|kunitpy|base-BASE|testdefs...
 
 "testdefs" unpacks a Debian (trixie) arm64 root filesystem for
 test-definitions' kselftest runner into $PERF_AUX_CACHE/rootfs (an arm64
@@ -47,7 +47,7 @@ COMMON = ('bc bison flex libelf-dev libssl-dev ccache cpio gcc make xz-utils '
           'python3-jinja2').split()
 ARM64 = 'gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm'.split()
 X86 = 'qemu-system-x86 busybox-static libc6-dev'.split()
-# kunit.py's other architectures (scripts/kunit.sh --series): their cross
+# kunit.py's other architectures (perf_aux kunit --series): their cross
 # compilers and QEMU; i386 builds with the host's gcc, riscv boots OpenSBI.
 KUNITPY = ('gcc-riscv64-linux-gnu qemu-system-misc opensbi '
            'gcc-powerpc64-linux-gnu qemu-system-ppc gcc-s390x-linux-gnu '

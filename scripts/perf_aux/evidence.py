@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make evidence (scripts/evidence.sh runs this module).
+"""make evidence (python3 -m perf_aux evidence).
 
 The plain text (72 columns) a series author pastes into a cover letter
 or a Tested-by reply: the run of KERNEL (or of the KERNEL_SRC tree)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make fixes (scripts/fixes.sh runs this module).
+"""make fixes (python3 -m perf_aux fixes).
 
 The fixes the series carries first and the selftest that goes with them
 (the parts of scripts/series/parts whose patch is one of the base's by
@@ -11,7 +11,7 @@ go to out/fixes/<base>/, each checked as a maintainer would: "ok -"/
 (the fixes, not the test) and git am of each alone, then of all, onto the
 pristine base.
 
-Usage: BASE=7.3 scripts/fixes.sh
+Usage: make fixes [BASE=7.3]
 """
 
 import glob
@@ -78,7 +78,7 @@ def fixes() -> int:
     work = f'{lib.cache()}/series/{base}'
     out = f'{lib.out()}/fixes/{base}'
     os.environ['BASE'] = base
-    rc = tool([f'{lib.ROOT}/scripts/series.sh'], stdout=subprocess.DEVNULL)
+    rc = tool(lib.perf_aux('series'), stdout=subprocess.DEVNULL)
     if rc:
         return rc
     n = fix_count(lib.ROOT)

@@ -1,17 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The kselftest boot (scripts/kselftest.sh runs this module).
+"""The kselftest boot (python3 -m perf_aux kselftest).
 
 Builds the perf_aux kselftests with the tree's own selftests build (static,
 cross-compiled), packs them with busybox and scripts/initramfs/init into an
-initramfs, and boots it on the kernel scripts/kunit.sh built for TARGET.
+initramfs, and boots it on the kernel perf_aux kunit built for TARGET.
 The console log goes to LOG.
 
-Usage: scripts/kselftest.sh NAME TARGET VARIANT LOG [KERNEL_ARG...]
+Usage: python3 -m perf_aux kselftest NAME TARGET VARIANT LOG [KERNEL_ARG...]
 
 KSELFTEST_TARGETS: the selftest collections to install (perf_aux and
 perf_events, of which the boot runs mmap_accounting unless told which).
-KSELFTEST_ROOTFS=DIR: boot the Debian root filesystem DIR instead (scripts/
-deps.sh testdefs), the kselftests where KernelCI's root filesystems have
+KSELFTEST_ROOTFS=DIR: boot the Debian root filesystem DIR instead (perf_aux
+deps testdefs), the kselftests where KernelCI's root filesystems have
 them, test-definitions' files from TESTDEFS_DIR, and scripts/initramfs/
 testdefs-init as /init: the way KernelCI and LKFT run them.
 
@@ -31,7 +31,8 @@ from . import lib, shell
 from .files import collated, records, remove
 from .shell import stage, tool
 
-USAGE = 'usage: kselftest.sh NAME TARGET VARIANT LOG [KERNEL_ARG...]'
+USAGE = ('usage: python3 -m perf_aux kselftest NAME TARGET VARIANT LOG '
+         '[KERNEL_ARG...]')
 # The directories of the busybox initramfs, before the kselftests.
 INITRAMFS_DIRS = ('dev', 'proc', 'sys', 'tmp', 'bin', 'sbin', 'kselftest')
 # How long a boot may take, plus a variant's own time (BOOT_EXTRA_SECONDS).
@@ -210,7 +211,7 @@ def boot(target: str, b: Build, initrd: str, log: str, cpus: str,
          args: Sequence[str]) -> int:
     """The initramfs INITRD booted on CPUS CPUs with ARGS on the command
     line, under timeout; the console in LOG."""
-    # lib/test_vmalloc.c runs in the KUnit boot only (scripts/kunit.sh).
+    # lib/test_vmalloc.c runs in the KUnit boot only (perf_aux.kunit).
     # An oops panics and panic=-1 ends the boot at once: a task that dies
     # holding a lock would otherwise hang the rest until the timeout.
     cmdline = ' '.join(['panic=-1 oops=panic kunit.enable=0',
@@ -251,7 +252,8 @@ def kselftest(name: str, target: str, variant: str, log: str,
     else:
         busybox = '/bin/busybox'
     if not os.access(busybox, os.X_OK):
-        shell.die(f'no busybox for {target} (run scripts/deps.sh {target})')
+        shell.die(f'no busybox for {target} (run PYTHONPATH=scripts '
+                  f'python3 -m perf_aux deps {target})')
     run = lib.result_name(name, lib.run_base(), target, variant)
     cpus = str(lib.variant_cpus(variant))
 

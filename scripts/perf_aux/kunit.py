@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The kernel build and the KUnit boot (scripts/kunit.sh runs this module).
+"""The kernel build and the KUnit boot (python3 -m perf_aux kunit).
 
 Builds the kernel of tree NAME for TARGET with the tree's own kunit.py and
 runs the KUnit suites at boot under QEMU.  The same build serves the
@@ -7,14 +7,14 @@ kselftest boot (perf_aux.kselftest): the kunitconfig is the suites'
 .kunitconfig files plus scripts/config/boot.config and the target's and
 variant's fragments.  The console log, KTAP included, is copied to LOG.
 
-Usage: scripts/kunit.sh NAME TARGET VARIANT LOG [KERNEL_ARG...]
+Usage: python3 -m perf_aux kunit NAME TARGET VARIANT LOG [KERNEL_ARG...]
 Exit: 0 all passed, 1 some test failed or crashed, 2 build error.
 
-scripts/kunit.sh --series [TREE] runs kunit.py as its users do, in TREE
-(default: the plain base with `make series` applied, as series.sh --check
-leaves it): each suite's kunitconfig with --arch= x86_64, arm64, riscv,
-powerpc (64-bit), s390, i386 and arm (32-bit), and on UML (kunit.py's
-default), with kunit.py's defaults otherwise; then KernelCI's
+python3 -m perf_aux kunit --series [TREE] runs kunit.py as its users do,
+in TREE (default: the plain base with `make series` applied, as series
+--check leaves it): each suite's kunitconfig with --arch= x86_64, arm64,
+riscv, powerpc (64-bit), s390, i386 and arm (32-bit), and on UML
+(kunit.py's default), with kunit.py's defaults otherwise; then KernelCI's
 kunit-x86_64 form (config, build, exec --json with kunit.py's default
 kunitconfig, CONFIG_KUNIT_ALL_TESTS=y), our
 suites' results read from its JSON; and a UML build with every test
@@ -39,9 +39,10 @@ from .files import cat, collated, read, remove, write_line
 from .shell import stage, tool
 from .tree import seed_build
 
-USAGE = 'usage: kunit.sh NAME TARGET VARIANT LOG [KERNEL_ARG...]'
+USAGE = ('usage: python3 -m perf_aux kunit NAME TARGET VARIANT LOG '
+         '[KERNEL_ARG...]')
 # kunit.py's architectures the series runs on, and their Debian cross
-# compilers (scripts/deps.sh kunitpy); '' the host's gcc.
+# compilers (perf_aux deps kunitpy); '' the host's gcc.
 KUNITPY_CROSS = {'x86_64': '', 'arm64': 'aarch64-linux-gnu-',
                  'riscv': 'riscv64-linux-gnu-',
                  'powerpc': 'powerpc64-linux-gnu-', 's390': 's390x-linux-gnu-',
@@ -134,7 +135,7 @@ def build_key(tree: str, args: Sequence[str]) -> str:
     """What the kernel in the build directory is made of, for a check that
     boots one build several times (the strict, nohugevmalloc and smp boots
     of the default build): the check (PERF_AUX_CHECK_ID, set by
-    scripts/check.sh), the tree's recipe (perf_aux.tree: sources, patches,
+    perf_aux.check), the tree's recipe (perf_aux.tree: sources, patches,
     overlay) and kunit.py's build arguments with the configuration
     fragments' content.  A later boot in the same check with the same key
     skips kunit.py build, whose Kconfig run and no-op make cost 16 s.
@@ -168,8 +169,8 @@ def config_files(root: str, arch: str, target: str,
 
 def kernel_args(tree: str, variant: str, args: Sequence[str]) -> List[str]:
     """kunit.py's --kernel_args: panic=-1, the vmap benchmark unless the
-    caller gives lib/test_vmalloc.c parameters of its own (scripts/
-    check.sh: the peer, or none), the caller's, the variant's."""
+    caller gives lib/test_vmalloc.c parameters of its own (perf_aux.check:
+    the peer, or none), the caller's, the variant's."""
     if not any(a.startswith('test_vmalloc.') for a in args):
         args = [*lib.vmalloc_args(tree, 'bench'), *args]
     args = [*args, *lib.variant_args(variant)]
@@ -294,7 +295,7 @@ def series_runs(tree: str) -> int:
         tree = os.path.join(lib.cache(), 'series', base, 'tree')
     if not os.access(os.path.join(tree, KUNIT_PY), os.X_OK):
         shell.die(f'no kernel tree with kunit.py at {tree} '
-                  '(scripts/series.sh --check)')
+                  '(PYTHONPATH=scripts python3 -m perf_aux series --check)')
     # kunit.py makes its build directory with os.mkdir(): the parent first.
     os.makedirs(out, exist_ok=True)
     os.makedirs(dirs, exist_ok=True)

@@ -178,6 +178,14 @@ def selection() -> Selection:
     return chosen
 
 
+def perf_aux(verb: str, *args: str, python: str = 'python3') -> List[str]:
+    """python3 -m perf_aux VERB ARGS (perf_aux/__main__.py): a step run as
+    a process of its own, whose changes to its environment and working
+    directory, and whose exit, stay its own."""
+    return ['env', f'PYTHONPATH={ROOT}/scripts', python, '-m', 'perf_aux',
+            verb, *args]
+
+
 def results_py(*args: str) -> List[str]:
     """scripts/results.py ARGS, the results glue's command line."""
     return ['python3', f'{ROOT}/scripts/results.py', *args]
@@ -488,10 +496,3 @@ def kunit_py(build: str, log: str, args: Sequence[str], cwd: str,
                          f'--make_options=CC=ccache {cross}gcc']),
             cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
             env={**os.environ, **exports()}, check=False).returncode
-
-
-if __name__ == '__main__':
-    # The Makefile's question: python3 -m perf_aux.lib default_base.
-    if sys.argv[1:] != ['default_base']:
-        sys.exit('usage: python3 -m perf_aux.lib default_base')
-    print(default_base())

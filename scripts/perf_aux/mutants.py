@@ -56,8 +56,8 @@ def patch_lines(patch: str, pattern: str) -> List[str]:
 def peer_selftests(c, name: str, variant: str, res: str) -> None:
     """selftests/perf_events on mutant NAME."""
     log = f'{c.out}/logs/mutant-{mutant_run(c, name)}-perf_events.log'
-    c.call([f'{c.root}/scripts/kselftest.sh', 'mutant', 'arm64-4k', variant,
-            log, PEER_OFF, PEER_PERF_EVENTS],
+    c.call(lib.perf_aux('kselftest', 'mutant', 'arm64-4k', variant, log,
+                        PEER_OFF, PEER_PERF_EVENTS),
            env={'KSELFTEST_TARGETS': 'perf_events'}, quiet=True)
     c.results_shown('kselftest', log, res)
 
@@ -109,15 +109,15 @@ def mutant_build(c, patch: str, variant: str, log: str, args=(),
         first = read(patch).split('\n')[0] if read(patch) else ''
         print(f'mutant {name}: {first}')
     with open(f'{log}.tree', 'wb') as f:
-        rc = c.call([f'{c.root}/scripts/kernel-tree.sh', 'mutant', patch],
+        rc = c.call(lib.perf_aux('kernel-tree', 'mutant', patch),
                     stdout=f, stderr=subprocess.STDOUT)
     if rc:
         c.say_file(f'{log}.tree')
         c.verdict(1, f'mutant {name} applies to {c.base}')
         return False
     with open(f'{log}.out', 'wb') as f:
-        rc = c.call([f'{c.root}/scripts/kunit.sh', 'mutant', target,
-                     variant, log, MUTANT_OOPS, *args], stdout=f,
+        rc = c.call(lib.perf_aux('kunit', 'mutant', target, variant, log,
+                                 MUTANT_OOPS, *args), stdout=f,
                     stderr=subprocess.STDOUT)
     out = read(f'{log}.out')
     for line in out.split('\n'):
@@ -219,10 +219,10 @@ def module_mutant(c, patch: str, name: str, res: str, log: str,
     # The boot runs the programs that must kill it, not the whole suite:
     # what the others find proves nothing about this mutant, and each of
     # them costs minutes.
-    c.call([f'{c.root}/scripts/kselftest.sh', 'mutant', 'arm64-4k', variant,
-            f'{log}-kselftest.log', *peer_off,
-            tests or os.environ.get('MODULE_MUTANT_TESTS') or
-            killer_tests(suites)], quiet=True)
+    c.call(lib.perf_aux('kselftest', 'mutant', 'arm64-4k', variant,
+                        f'{log}-kselftest.log', *peer_off,
+                        tests or os.environ.get('MODULE_MUTANT_TESTS') or
+                        killer_tests(suites)), quiet=True)
     c.results_shown('kselftest', f'{log}-kselftest.log', res)
     rc, line = 1, ''
     for suite in suites:

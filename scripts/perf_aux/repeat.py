@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make repeat: the flake hunt (scripts/repeat.sh runs this module).
+"""make repeat: the flake hunt (python3 -m perf_aux repeat).
 
 Runs the suite ROUNDS times on one boot (the kselftests; perf_aux.repeat=
 tells the initramfs) and on ROUNDS fresh boots (KUnit and the
@@ -7,7 +7,7 @@ kselftests), then lists every case whose result is not the same in every
 round.  Same KERNEL/TARGET/VARIANT selectors as make run; the kernel must
 have been built by make run before.
 
-Usage: scripts/repeat.sh [ROUNDS]    (default 5)
+Usage: python3 -m perf_aux repeat [ROUNDS]    (default 5)
 Exit: 0 when no case is flaky.
 """
 
@@ -61,20 +61,20 @@ def repeat(rounds: int) -> int:
     d = f'{lib.out()}/repeat/{run}'
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(f'{d}/logs')
-    scripts = f'{lib.ROOT}/scripts'
 
     # The boots' own lines go nowhere, as the results say it all.
-    quietly([f'{scripts}/kselftest.sh', name, target, variant,
-             f'{d}/logs/one-boot.log', *kargs, f'perf_aux.repeat={rounds}'])
+    quietly(lib.perf_aux('kselftest', name, target, variant,
+                         f'{d}/logs/one-boot.log', *kargs,
+                         f'perf_aux.repeat={rounds}'))
     split_rounds(f'{d}/logs/one-boot.log', f'{d}/logs')
     for i in range(1, rounds + 1):
         results('kselftest', f'{d}/logs/round{i}.log', f'{d}/one-boot/{i}')
     for i in range(1, rounds + 1):
-        quietly([f'{scripts}/kunit.sh', name, target, variant,
-                 f'{d}/logs/kunit{i}.log', *kargs])
+        quietly(lib.perf_aux('kunit', name, target, variant,
+                             f'{d}/logs/kunit{i}.log', *kargs))
         results('kunit', f'{d}/logs/kunit{i}.log', f'{d}/fresh/{i}')
-        quietly([f'{scripts}/kselftest.sh', name, target, variant,
-                 f'{d}/logs/kselftest{i}.log', *kargs])
+        quietly(lib.perf_aux('kselftest', name, target, variant,
+                             f'{d}/logs/kselftest{i}.log', *kargs))
         results('kselftest', f'{d}/logs/kselftest{i}.log', f'{d}/fresh/{i}')
     rc = 0
     for what, sub in (('one boot:', 'one-boot'), ('fresh boots:', 'fresh')):

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The main job, make run (scripts/run.sh runs this module).
+"""The main job, make run (python3 -m perf_aux run).
 
 For one KERNEL and TARGET: install what is missing, prepare the kernel
 tree, build it once, run the KUnit suites at boot and the perf_aux
@@ -46,14 +46,14 @@ def job() -> int:
     os.makedirs(res)
     os.makedirs(logs, exist_ok=True)
 
-    scripts = f'{lib.ROOT}/scripts'
     rc = stage('install packages', tool,
-               [f'{scripts}/deps.sh', target,
-                *([] if env.get('KERNEL_SRC') else [f'base-{base}'])])
+               lib.perf_aux('deps', target,
+                            *([] if env.get('KERNEL_SRC') else
+                              [f'base-{base}'])))
     if rc:
         return rc
     rc = stage(f'kernel tree {lib.tree_name(name, base)}', tool,
-               [f'{scripts}/kernel-tree.sh', name])
+               lib.perf_aux('kernel-tree', name))
     if rc:
         return rc
     tree = lib.tree_dir(name)
@@ -62,15 +62,15 @@ def job() -> int:
     print(source, flush=True)
     with open(f'{res}/source.txt', 'w', encoding='utf-8') as f:
         f.write(source + '\n')
-    rc = tool([f'{scripts}/kunit.sh', name, target, variant,
-               f'{logs}/{run}-kunit.log', *kargs])
+    rc = tool(lib.perf_aux('kunit', name, target, variant,
+                           f'{logs}/{run}-kunit.log', *kargs))
     if rc > 1:
         lib.die(f'kernel build failed, see {logs}/{run}-kunit.log.build')
     rc = results('kunit', f'{logs}/{run}-kunit.log', res)
     if rc:
         return rc
-    rc = tool([f'{scripts}/kselftest.sh', name, target, variant,
-               f'{logs}/{run}-kselftest.log', *kargs])
+    rc = tool(lib.perf_aux('kselftest', name, target, variant,
+                           f'{logs}/{run}-kselftest.log', *kargs))
     if rc:
         return rc
     rc = results('kselftest', f'{logs}/{run}-kselftest.log', res)

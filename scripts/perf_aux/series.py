@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make series (scripts/series.sh runs this module).
+"""make series (python3 -m perf_aux series).
 
 The suite as the patch series it would be posted as, against the pristine
 source of BASE (default: mainline), with a cover letter.  One commit per
@@ -7,7 +7,7 @@ line of scripts/series/parts: the base's hook-up patch of that part and
 the suite's files it adds, with the commit message written there.  The
 patches go to out/series/<base>/.
 
-Usage: scripts/series.sh [--check [--kernel-prefixes]]
+Usage: python3 -m perf_aux series [--check [--kernel-prefixes]]
 
 --check proves what a maintainer would try first, one "ok -"/"not ok -"
 line each: the series has at least SERIES_MIN_PATCHES patches, none adding
@@ -19,8 +19,8 @@ patch that changes them (the prefix's own Makefile: a kernel build per
 prefix would cost a cold build each); and that tree holds the same files
 as the staged stock tree, so the stock run's KUnit results are the series'
 own (the KUnit run reuses that build).  The checks end with status 0: the
-lines are the verdict (check.sh's line_checks counts them); a status of
-its own means the run itself broke.
+lines are the verdict (perf_aux.check's line_checks counts them); a
+status of its own means the run itself broke.
 
 --kernel-prefixes (make check-full) also builds the arm64 kernel at every
 patch that changes it, with every test option of the series the tree has
@@ -121,7 +121,7 @@ def say(text: str) -> None:
 
 
 def check_line(rc: int, what: str) -> str:
-    """A check line, as check.sh's line_checks counts it: "ok - series:
+    """A check line, as perf_aux.check's line_checks counts it: "ok - series:
     WHAT", or "not ok - series: WHAT" for a status RC other than 0."""
     return f"{'ok' if rc == 0 else 'not ok'} - series: {what}"
 
@@ -366,7 +366,8 @@ def commit_date(root: str) -> str:
 
 def set_identity(who: str, date: str) -> None:
     """The commits' author and committer, for every git from here on (the
-    base repositories' and git am's too, as series.sh exported them)."""
+    base repositories' and git am's too, as the shell version exported
+    them)."""
     name, mail = split_author(who)
     os.environ.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=mail,
                       GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=mail,
@@ -654,7 +655,7 @@ def kernel_prefix(s: Series, tree: str, n: int, patch: str) -> None:
     (test_vmalloc runs nothing: its own parameters).  DEBUG_FS: the
     synthetic PMUs report there (kunit.py's arm64 configuration leaves it
     out), as the kselftests' config asks.  Not run by the host tests nor
-    when it was ported: a transcription of series.sh's."""
+    when it was ported: a transcription of the shell version's."""
     t0 = int(time.monotonic())
     frag = os.path.join(s.work, f'prefix-{n}.kunitconfig')
     log = os.path.join(s.work, f'kernel-{n}.log')
@@ -851,8 +852,8 @@ def setup(kernel_prefixes: bool) -> Series:
                hookup=patches_dir + '/hookup', patches_dir=patches_dir,
                cache=cache, kernel_prefixes=kernel_prefixes)
     if not os.path.isdir(s.src):
-        tool([os.path.join(root, 'scripts/deps.sh'), f'base-{base}'],
-             check=True, stdout=subprocess.DEVNULL)
+        tool(lib.perf_aux('deps', f'base-{base}'), check=True,
+             stdout=subprocess.DEVNULL)
     s.version = lib.tree_version(s.src)
     try:
         s.debian = read(os.path.join(s.src, '.perf_aux-debian')).rstrip('\n')

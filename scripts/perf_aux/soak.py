@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make soak [DURATION=600] (scripts/soak.sh runs this module).
+"""make soak [DURATION=600] (python3 -m perf_aux soak).
 
 soak_test alone for DURATION seconds (at most an hour) on the sanitize
 kernel (KASAN, lockdep, DEBUG_VM, kmemleak, fault injection; four CPUs)
@@ -15,7 +15,7 @@ import re
 import sys
 from typing import List, Optional
 
-from . import lib, shell
+from . import lib, run, shell
 from .files import read
 from .shell import tool
 
@@ -33,7 +33,7 @@ def soak() -> int:
                 f"{most or '?'} s (soak_test's harness timeout)")
     env['BASE'] = env.get('BASE') or lib.default_base()
     if env.get('SOAK_SUMMARY_ONLY', '0') != '1':
-        rc = tool([f'{lib.ROOT}/scripts/run.sh'])
+        rc = run.main([])
         if rc:
             return rc
     run = lib.result_name(lib.kernel_name(env.get('KERNEL') or 'reference'),

@@ -2,7 +2,7 @@
 """The checks of the reference and stock kernels, one function per stage
 (perf_aux.check runs them).
 
-Each runs the main job (scripts/run.sh) on a kernel, target and variant
+Each runs the main job (perf_aux run) on a kernel, target and variant
 and turns what the results say into check lines through the Check it is
 given: the reference kernel judged case by case by its committed expected
 results (scripts/expected/<base>/), or by floors where none is committed;
@@ -285,8 +285,8 @@ def testdefs_run(c) -> None:
     if rc:
         c.verdict(1, f'test-definitions exported: {out}')
         return
-    if tool([f'{c.root}/scripts/deps.sh', 'testdefs']):
-        c.verdict(1, 'scripts/deps.sh testdefs')
+    if tool(lib.perf_aux('deps', 'testdefs')):
+        c.verdict(1, 'perf_aux deps testdefs')
         return
     # The direct run it is compared with (make check-full's reference
     # stage made it; a named stage alone makes it here).
@@ -294,8 +294,8 @@ def testdefs_run(c) -> None:
         c.run_job('reference', 'arm64-4k', 'default')
     # The direct run's environment (scripts/initramfs/init opts in to the
     # destructive programs), as KernelCI's ENV passes it to kselftest.sh.
-    c.call([f'{c.root}/scripts/kselftest.sh', 'reference', 'arm64-4k',
-            'default', log, 'perf_aux.env=PERF_AUX_DESTRUCTIVE=1'],
+    c.call(lib.perf_aux('kselftest', 'reference', 'arm64-4k', 'default', log,
+                        'perf_aux.env=PERF_AUX_DESTRUCTIVE=1'),
            env={'KSELFTEST_ROOTFS': f'{c.cache}/rootfs/trixie-arm64',
                 'TESTDEFS_DIR': directory})
     # A comparison that crashed printed no check line: that fails too.
@@ -323,7 +323,7 @@ def series_mbox_run(c) -> None:
                               if f.endswith('.patch')):
             with open(f'{patches}/reference/{patch}', 'rb') as f:
                 out.write(f.read())
-    c.call([f'{c.root}/scripts/run.sh'],
+    c.call(lib.perf_aux('run'),
            env={'SERIES': mbox, 'KERNEL': 'reference', 'TARGET': 'arm64-4k',
                 'VARIANT': 'default', 'KERNEL_SRC': '', 'KERNEL_ARGS': ''})
     name = lib.kernel_name('reference', series=mbox)
@@ -382,10 +382,10 @@ def privilege_runs(c) -> None:
 
 
 def kunitpy_runs(c) -> None:
-    """scripts/kunit.sh --series, its lines and its verdict."""
-    rc = c.call([f'{c.root}/scripts/deps.sh', 'kunitpy'])
+    """kunit --series, its lines and its verdict."""
+    rc = c.call(lib.perf_aux('deps', 'kunitpy'))
     if not rc:
-        rc = c.call([f'{c.root}/scripts/kunit.sh', '--series'])
+        rc = c.call(lib.perf_aux('kunit', '--series'))
     c.verdict(rc, 'kunit.py in the series tree: each kunitconfig on x86_64, '
               'arm64, riscv, powerpc, s390, i386, arm and UML, UML with '
               "every test option, KernelCI's kunit-x86_64")
@@ -538,7 +538,7 @@ def custom_tree(c) -> None:
     """KERNEL_SRC= a tree of the user's (here an unpacked Debian source):
     the hook-ups are chosen from its version and it is the stock control
     of that base, with the same outcome."""
-    c.call([f'{c.root}/scripts/run.sh'],
+    c.call(lib.perf_aux('run'),
            env={'KERNEL': 'stock', 'TARGET': 'arm64-4k', 'VARIANT': 'default',
                 'KERNEL_SRC': f'{c.cache}/src/{c.base}',
                 'KERNEL_ARGS': CUSTOM_TESTS})

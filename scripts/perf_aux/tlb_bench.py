@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""TLB benchmark for boards (scripts/tlb-bench.sh runs this module).
+"""TLB benchmark for boards (python3 -m perf_aux tlb-bench).
 
 What the trace unit's writes through the vmap() of the perf AUX buffer cost
 the traced workload in TLB walks and refills, on a "before" and an "after"
@@ -138,7 +138,8 @@ def parse_args(argv: List[str]) -> Options:
 
 def usage_text() -> str:
     doc = __doc__ or ''
-    return 'usage: tlb-bench.sh OPTIONS\n' + doc[doc.index('Options:'):]
+    return ('usage: python3 -m perf_aux tlb-bench OPTIONS\n' +
+            doc[doc.index('Options:'):])
 
 
 def read_text(path: str) -> str:

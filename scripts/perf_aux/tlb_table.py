@@ -2,7 +2,7 @@
 """Before/after tables of the TLB benchmark (perf_aux.tlb_bench).
 
   python3 -m perf_aux.tlb_table compare OUT/before OUT/after
-      tables from perf stat -x, files (tlb-bench.sh -p compare -o OUT too)
+      tables from perf stat -x, files (tlb-bench -p compare -o OUT too)
   python3 -m perf_aux.tlb_table fixture FILE.json
       tables from published numbers
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Kernel source trees (scripts/kernel-tree.sh runs this module).
+"""Kernel source trees (python3 -m perf_aux kernel-tree).
 
 Prepares the kernel source tree $PERF_AUX_CACHE/trees/<base>-NAME:
 
@@ -22,7 +22,8 @@ patches) changed, and then only changed files get a new mtime, so the
 build directories inside it (.build-*) rebuild incrementally.  That is why
 the copying is rsync's and cp -a's: content compared, times kept.
 
-Usage: BASE=7.3 [SERIES=PATH] scripts/kernel-tree.sh NAME [MUTANT.patch]
+Usage: BASE=7.3 [SERIES=PATH] python3 -m perf_aux kernel-tree NAME
+       [MUTANT.patch]
 
 The bases, the paths, tree_version, tree_name, patched_files, base_repo,
 series_mails, ... are perf_aux.lib's.
@@ -49,7 +50,7 @@ OVERLAY = ('kernel/events/ring_buffer_kunit.c',
            'lib/test_aux_pmu.c', 'mm/tests',
            'tools/testing/selftests/perf_aux',
            'tools/testing/selftests/perf_events/mmap_accounting.c')
-USAGE = 'usage: kernel-tree.sh NAME [MUTANT.patch]'
+USAGE = 'usage: python3 -m perf_aux kernel-tree NAME [MUTANT.patch]'
 RECIPE = '.perf_aux-recipe'
 # The tree names a new tree may start from, in order of preference.
 SEEDS = ('reference', 'stock', 'mutant', 'series-')
@@ -127,11 +128,11 @@ def sha256sum_line(directory: str, name: str) -> bytes:
 # The sources.
 
 def debian_source(cache: str, base: str) -> str:
-    """The base's Debian source, unpacked by scripts/deps.sh base-BASE."""
+    """The base's Debian source, unpacked by perf_aux deps base-BASE."""
     src = os.path.join(cache, 'src', base)
     if not os.path.isfile(os.path.join(src, '.perf_aux-debian')):
-        shell.die(f'no source for base {base} '
-                  f'(run scripts/deps.sh base-{base})')
+        shell.die(f'no source for base {base} (run PYTHONPATH=scripts '
+                  f'python3 -m perf_aux deps base-{base})')
     return src
 
 
@@ -414,7 +415,7 @@ def sync_tree(name: str, src: str, tree: str, staging: str) -> None:
 
 def usage_error(what: str, message: str) -> int:
     """${WHAT:?MESSAGE}'s complaint, and its status."""
-    sys.stderr.write(f'kernel-tree.sh: {what}: {message}\n')
+    sys.stderr.write(f'perf_aux kernel-tree: {what}: {message}\n')
     return 1
 
 

@@ -12,7 +12,7 @@
     and ramdisk the pipeline built, and the cases LAVA records equal the
     direct run's, group by group (the 16K job too, where its kernel has
     the virtio disk LAVA's overlay needs).
-Exit 0 iff no "not ok".  Installs what it needs (scripts/deps.sh lava).
+Exit 0 iff no "not ok".  Installs what it needs (perf_aux deps lava).
 
 Usage: scripts/lava/check.sh [--schema] [BUILD_DIR [RESULTS_DIR]]
   --schema     checks 1 and 2 only (no lava-run of a job: make check)
@@ -284,9 +284,8 @@ def main(args: List[str]) -> int:
     os.makedirs(os.path.join(LAVA_CACHE, 'guestfs'), exist_ok=True)
     os.makedirs(c.work, exist_ok=True)
     log = os.path.join(c.work, 'deps.log')
-    if common.run([os.path.join(ROOT, 'scripts', 'deps.sh'), 'lava'],
-                  log=log):
-        c.verdict(False, f'scripts/deps.sh lava (see {log})')
+    if common.run(plib.perf_aux('deps', 'lava'), log=log):
+        c.verdict(False, f'perf_aux deps lava (see {log})')
     c.generated()
     c.schemas()
     c.validate_jobs()

@@ -11,7 +11,7 @@ change:
    Image, its modules as modules.tar.xz (the release's module directory,
    empty for a kernel without modules), and a stand-in for KernelCI's
    trixie-kselftest ramdisk: the Debian trixie root of the testdefs stage
-   (scripts/deps.sh testdefs) with the kselftests in
+   (perf_aux deps testdefs) with the kselftests in
    /opt/kselftests/mainline/ and scripts/initramfs/kernelci-init;
  - the test-definitions repository: test-definitions at its pin
    (integrations/README.md) as a local git repository, branch master as
@@ -209,9 +209,9 @@ def run(t: Any, base: str) -> None:
         print(f'ok - lava: lab: {what} # SKIP no direct reference arm64-4k '
               'run (make run)', flush=True)
         return
-    if common.run([os.path.join(ROOT, 'scripts', 'deps.sh'), 'testdefs'],
+    if common.run(plib.perf_aux('deps', 'testdefs'),
                   stdout=subprocess.DEVNULL):
-        t.check(False, f'{what}: scripts/deps.sh testdefs')
+        t.check(False, f'{what}: perf_aux deps testdefs')
         return
     d = t.path('kernelci')
     os.makedirs(d, exist_ok=True)

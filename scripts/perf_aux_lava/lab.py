@@ -7,7 +7,7 @@ worker, lava-run, logs and results through the API), which lava-run alone
 (checks.py) does not exercise.
 
 Usage: scripts/lava/lab.sh start|status|stop|selftest [qemu]|submit RUN|JOB.yaml...
-  start     installs what is missing (scripts/deps.sh lab: lava-server,
+  start     installs what is missing (perf_aux deps lab: lava-server,
             lavacli, postgresql and the dispatcher's side), starts
             PostgreSQL, lava-server (gunicorn, lava-scheduler) and
             lava-worker, and sets up the user, token, device type,
@@ -318,13 +318,12 @@ def require_root() -> None:
 
 
 def lab_packages() -> None:
-    """scripts/deps.sh lab: what is missing of lava-server, lavacli,
+    """perf_aux deps lab: what is missing of lava-server, lavacli,
     PostgreSQL and the dispatcher's side (QEMU, git, the device-type
     templates and libguestfs' kernel in the cache)."""
     log = os.path.join(LOGS, 'deps.log')
-    if common.run([os.path.join(ROOT, 'scripts', 'deps.sh'), 'lab'],
-                  log=log, timeout=1800):
-        raise Fatal(f'lab: scripts/deps.sh lab failed (see {log})')
+    if common.run(plib.perf_aux('deps', 'lab'), log=log, timeout=1800):
+        raise Fatal(f'lab: perf_aux deps lab failed (see {log})')
     with open(log) as f:
         for line in f:
             if line.startswith('installing:'):

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """make lab-selftest (scripts/lava/lab.sh selftest [qemu], the lava_lab
-stage of scripts/check.sh --full), one "ok - lava: lab: ..." or "not ok
+stage of make check-full), one "ok - lava: lab: ..." or "not ok
 - ..." line a check; exit 1 if any is not ok.  Its files: out/lab/.
 
 The lab starts; a job that needs no kernel (a user command of a qemu

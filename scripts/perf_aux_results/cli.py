@@ -2,8 +2,8 @@
 """The command lines of scripts/results.py and scripts/lava/lava_results.py.
 
 Each subcommand parses, decides its exit status from what it parsed, and
-prints; the lines printed are the ones scripts/check.sh, run.sh, repeat.sh
-and lava/check.sh have always read.
+prints; the lines printed are the ones perf_aux's check, run and repeat
+and scripts/lava/check.sh have always read.
 """
 
 import argparse

@@ -108,7 +108,7 @@ def compare(run_dir: str, want: Dict[str, Set[str]],
 
 def check_line(run_dir: str, path: str,
                suites: Optional[Set[str]] = None) -> Tuple[bool, List[str]]:
-    """One verdict line (and the differences, a few) for scripts/check.sh."""
+    """One verdict line (and the differences, a few) for make check."""
     rel = os.path.relpath(path, runs.ROOT)
     if not os.path.isfile(path):
         return False, [f'{runs.name(run_dir)}: no expected results {rel}']

@@ -2,7 +2,7 @@
 """Every line format the glue reads, defined once.
 
 What the suites, the kselftest runner, the initramfs, lib/test_vmalloc.c
-and scripts/run.sh print, and how result directories are named; other
+and make run print, and how result directories are named; other
 modules match lines only through what is here.  Also the totals line that
 every summary ends with, and Markdown table cells.
 """
@@ -38,7 +38,7 @@ VMAP_BENCH = re.compile(
 _KERNEL = re.compile(r'PERF_AUX: kernel (\S+), page size (.+?)\s*$')
 # The kernel's boot parameters, early in every console log.
 _CMDLINE = re.compile(r'Kernel command line: (.*?)\s*$')
-# scripts/run.sh's source.txt: "source: Debian linux-source-7.3 ...".
+# make run's source.txt: "source: Debian linux-source-7.3 ...".
 _SOURCE = re.compile(r'^source: (.+?)\s*$')
 # pagesize_test: "entries 16 for 256 pages (PMD 0, cont 256, PTE 0), at
 # least 1" in a diagnostic, before the result line of its test.

@@ -141,7 +141,7 @@ def split_kselftest(log: Iterable[str]) -> Dict[str, str]:
 
 def split_kunit_boot(log: Iterable[str]) -> Dict[str, str]:
     """The KUnit boot's suites, and the vmap benchmark lib/test_vmalloc.c
-    ran in it (scripts/kunit.sh) as the suite test_vmalloc: one case, the
+    ran in it (perf_aux.kunit) as the suite test_vmalloc: one case, the
     time a diagnostic; none where the kernel ran no benchmark."""
     lines = list(log)
     suites = split_kunit(lines)

@@ -32,7 +32,7 @@ def kernel_section(dirs: List[str], logs: str) -> List[str]:
                    f'{p.variant} | {formats.md_cell(runs.source(d))} | '
                    f'{version} | {page} |')
     return out + ['', 'The source from `<run>/source.txt` (what '
-                  '`scripts/run.sh` built), the version and page size from '
+                  '`make run` built), the version and page size from '
                   f'`PERF_AUX: kernel` in `{runs.name(logs)}/'
                   '<run>-kselftest.log`; the variant names the boot '
                   'parameter or configuration (README, `VARIANT`).']

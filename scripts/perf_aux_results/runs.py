@@ -3,7 +3,7 @@
 
 A run directory (out/results/, out/mutants/) is named
 <kernel>-<base>-<target>[-<variant>] (formats.run_name); its console logs
-are out/logs/<run>-kunit.log and <run>-kselftest.log, and scripts/run.sh
+are out/logs/<run>-kunit.log and <run>-kselftest.log, and make run
 leaves the kernel source it used in <run>/source.txt.
 """
 

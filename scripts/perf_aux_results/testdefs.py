@@ -138,7 +138,7 @@ def compare(want: Results, got: Optional[Results]) -> Tuple[bool, List[str]]:
 
 
 def check(log: str, results_dir: str, kselftest_log: str) -> Tuple[bool, List[str]]:
-    """The comparison for scripts/check.sh's testdefs stage."""
+    """The comparison for make check-full's testdefs stage."""
     with open(log, encoding='utf-8', errors='replace') as f:
         got = reported(f)
     with open(kselftest_log, encoding='utf-8', errors='replace') as f:

@@ -66,7 +66,7 @@ def summary(dirs: List[str]) -> Tuple[List[str], SuiteResult]:
 
 @dataclass
 class Expectation:
-    """What a suite's outcome must be (scripts/check.sh).
+    """What a suite's outcome must be (make check).
 
     failure: True, some case must fail; False, none may; None, either.
     """

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""scripts/kunit.sh: one build serves every boot of it within a check.
+"""The kunit verb: one build serves every boot of it within a check.
 
 A check boots the default build of a tree several times (the strict,
 nohugevmalloc and smp boots); each kunit.py build after the first is a
@@ -13,11 +13,14 @@ script runs against a stand-in tree whose kunit.py records each call.
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
+sys.path.insert(0, SCRIPTS)
+from perf_aux import lib  # noqa: E402
 
 # Records "build" or "exec" per call; a build fails while FAIL_BUILD exists.
 KUNIT_PY = '''import os, sys
@@ -64,8 +67,8 @@ class BuildReuseTest(unittest.TestCase):
         env.pop('KERNEL_SRC', None)
         if check_id:
             env['PERF_AUX_CHECK_ID'] = check_id
-        subprocess.run([os.path.join(SCRIPTS, 'kunit.sh'), 'reference',
-                        'arm64-4k', variant, os.path.join(self.dir, 'log')],
+        subprocess.run(lib.perf_aux('kunit', 'reference', 'arm64-4k', variant,
+                                    os.path.join(self.dir, 'log')),
                        env=env, check=False, capture_output=True, text=True)
 
     def calls(self) -> list:

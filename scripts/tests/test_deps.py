@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""perf_aux.deps (scripts/deps.sh): what is missing, and apt kept private.
+"""perf_aux.deps (the deps verb): what is missing, and apt kept private.
 
 Only what dpkg does not have installed is installed; the private apt
 commands (another suite, arm64) name their own lists, status and
@@ -20,7 +20,7 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 sys.path.insert(0, SCRIPTS)
-from perf_aux import deps  # noqa: E402
+from perf_aux import deps, lib  # noqa: E402
 
 
 class DepsTest(unittest.TestCase):
@@ -81,9 +81,8 @@ class DepsTest(unittest.TestCase):
             unpack.assert_called_once()
 
     def test_unknown_target_refused(self) -> None:
-        env = dict(os.environ, PYTHONPATH=SCRIPTS)
-        proc = subprocess.run([os.path.join(SCRIPTS, 'deps.sh'), 'sparc'],
-                              env=env, stdout=subprocess.PIPE,
+        proc = subprocess.run(lib.perf_aux('deps', 'sparc'),
+                              stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
         self.assertEqual(2, proc.returncode)
         self.assertIn("unknown TARGET='sparc'", proc.stdout)

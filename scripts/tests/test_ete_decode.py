@@ -6,7 +6,7 @@ It is linked into ete_decode_host.c with the host compiler.  Raw ETE
 streams, as TRBE writes them, are built here by hand from the ETE packet
 formats (Arm Embedded Trace Extension: A-Sync, Trace Info, Trace On,
 Context, addresses, atoms, timestamps, events) and decoded by the real
-trc_pkt_lister (Debian libopencsd-bin, installed by scripts/deps.sh).
+trc_pkt_lister (Debian libopencsd-bin, installed by perf_aux deps).
 Stand-in listers (shell scripts) check the command line, the snapshot
 directory, the time limit and the "not installed" result without OpenCSD.
 """

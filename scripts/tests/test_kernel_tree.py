@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""perf_aux.tree (scripts/kernel-tree.sh): the recipe and the staging.
+"""perf_aux.tree (the kernel-tree verb): the recipe and the staging.
 
 A run on a tree of the user's (KERNEL_SRC=) must never report an old
 kernel's results as the new one's: the tree's recipe covers its content (a
@@ -325,14 +325,15 @@ class CommandTest(unittest.TestCase):
 
     def run_tree(self, *args: str, **env: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [os.path.join(SCRIPTS, 'kernel-tree.sh'), *args],
+            lib.perf_aux('kernel-tree', *args),
             env=dict(os.environ, PERF_AUX_CACHE='/nonexistent', **env),
             capture_output=True, text=True)
 
     def test_usage(self) -> None:
         out = self.run_tree()
         self.assertEqual(1, out.returncode)
-        self.assertIn('usage: kernel-tree.sh NAME [MUTANT.patch]', out.stderr)
+        self.assertIn('usage: python3 -m perf_aux kernel-tree NAME '
+                      '[MUTANT.patch]', out.stderr)
 
     def test_unknown_tree(self) -> None:
         out = self.run_tree('bogus')

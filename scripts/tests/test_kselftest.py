@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""perf_aux.kselftest (scripts/kselftest.sh): the initramfs and the boot.
+"""perf_aux.kselftest (the kselftest verb): the initramfs and the boot.
 
 The initramfs list is what gen_init_cpio packs: every installed file with
 its mode, every directory before what it holds, no link followed, checked
@@ -47,7 +47,7 @@ class InitramfsTest(unittest.TestCase):
         shutil.rmtree(self.dir)
 
     def shell_names(self, top: str):
-        """The names kselftest.sh listed: find . -mindepth 1 | sort."""
+        """The names the shell version listed: find . -mindepth 1 | sort."""
         out = subprocess.run(['bash', '-c', 'cd "$1" && find . -mindepth 1 | sort',
                               'bash', top], check=True, stdout=subprocess.PIPE,
                              text=True)
@@ -167,10 +167,9 @@ class BootTest(unittest.TestCase):
         self.assertRegex(printed, r'^==> x\n<== x: [0-9]+ s, exit 5\n$')
 
     def test_no_busybox_dies(self) -> None:
-        env = dict(os.environ, PERF_AUX_CACHE='/nonexistent', BASE='7.3',
-                   PYTHONPATH=SCRIPTS)
-        proc = subprocess.run([os.path.join(SCRIPTS, 'kselftest.sh'),
-                               'reference', 'arm64-4k', 'default', '/dev/null'],
+        env = dict(os.environ, PERF_AUX_CACHE='/nonexistent', BASE='7.3')
+        proc = subprocess.run(lib.perf_aux('kselftest', 'reference',
+                                           'arm64-4k', 'default', '/dev/null'),
                               env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
         self.assertEqual(2, proc.returncode)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""perf_aux.kunit (scripts/kunit.sh): the build's arguments and the lines
+"""perf_aux.kunit (the kunit verb): the build's arguments and the lines
 it prints.
 
 The build key is the same bytes the shell version hashed (a check that
@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 ROOT = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
-from perf_aux import kunit  # noqa: E402
+from perf_aux import kunit, lib  # noqa: E402
 
 STATS = ('autoconf_test\t0\ncache_miss\t7\ndirect_cache_hit\t20\n'
          'preprocessed_cache_hit\t3\nlocal_storage_hit\t23\n')
@@ -147,9 +147,9 @@ class KunitTest(unittest.TestCase):
     def test_usage_and_bad_target(self) -> None:
         with mock.patch('sys.stderr'):
             self.assertEqual(2, kunit.main(['a']))
-        env = dict(os.environ, PYTHONPATH=SCRIPTS, BASE='7.3')
-        proc = subprocess.run([os.path.join(SCRIPTS, 'kunit.sh'), 'reference',
-                               'sparc', 'default', '/dev/null'], env=env,
+        env = dict(os.environ, BASE='7.3')
+        proc = subprocess.run(lib.perf_aux('kunit', 'reference', 'sparc',
+                                           'default', '/dev/null'), env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True)
         self.assertEqual(2, proc.returncode)

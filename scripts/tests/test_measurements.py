@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """out/measurements/<tier>.md comes from the check's own log.
 
-A log shaped as scripts/check.sh, run.sh and kunit.sh print it: each build
+A log shaped as perf_aux's check, run and kunit print it: each build
 with the ccache line printed inside its stage, a build reused within the
 check, boots, a failed stage, the stage table, the suites' lines and the
 closing line.  Each must land in its section, and nothing else.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Host tests of perf_aux.series (scripts/series.sh, make series): the
+"""Host tests of perf_aux.series (python3 -m perf_aux series, make series): the
 parts of scripts/series/parts, each prefix's kselftest Makefile, the
 MAINTAINERS lines, the checks' figures and the lines they print.  The
 series itself (git, checkpatch, the kselftest builds) is the series
@@ -335,8 +335,8 @@ class ShellTest(unittest.TestCase):
         self.assertRegex(lines[5], r'^<== c: [0-9]+ s$')
 
     def test_unknown_base(self) -> None:
-        # The shim, end to end, as far as it goes without a kernel source.
-        proc = subprocess.run([os.path.join(SCRIPTS, 'series.sh')],
+        # The command, end to end, as far as it goes without a kernel source.
+        proc = subprocess.run(lib.perf_aux('series'),
                               env={**os.environ, 'BASE': '0.1'},
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, check=False)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Host tests of perf_aux.tlb_bench (scripts/tlb-bench.sh), the TLB
+"""Host tests of perf_aux.tlb_bench (python3 -m perf_aux tlb-bench), the TLB
 benchmark, against a fake perf on PATH and a fake PMU sysfs."""
 
 import io
@@ -18,10 +18,8 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from perf_aux import tlb_bench  # noqa: E402
+from perf_aux import lib, tlb_bench  # noqa: E402
 from test_tlb_table import write_phase  # noqa: E402
-
-SHIM = os.path.join(os.path.dirname(HERE), 'tlb-bench.sh')
 
 # Stands in for perf: FAKE_PERF_MODE picks what "perf stat" does (syntax:
 # unknown events, broken: another error, unsupported: <not supported>, else
@@ -96,7 +94,8 @@ class ParseArgsTest(unittest.TestCase):
                          'l2d_tlb_refill:u', tlb_bench.EVENTS)
 
     def test_usage_errors_exit_2(self) -> None:
-        for argv, said in ((['-p', 'during'], 'usage: tlb-bench.sh OPTIONS'),
+        for argv, said in ((['-p', 'during'], 'usage: python3 -m perf_aux '
+                            'tlb-bench OPTIONS'),
                            (['-p', 'before', '-h'], 'Exit status: 0 done'),
                            (['-x'], 'tlb-bench: option -x not recognized'),
                            (['-p', 'before', '-t', 'etm'],
@@ -356,24 +355,26 @@ class CompareTest(BenchCase):
         self.assertIn(f'no after runs in {self.out}/after', err)
 
 
-class ShimTest(BenchCase):
-    """scripts/tlb-bench.sh, the boards' command, runs the module."""
+class CommandTest(BenchCase):
+    """python3 -m perf_aux tlb-bench, the boards' command, runs the module."""
 
-    def shim(self, *args: str) -> 'subprocess.CompletedProcess[str]':
-        return subprocess.run(['bash', SHIM, '-o', self.out, '-C', '0',
-                               *args], env=dict(os.environ, **self.env),
+    def command(self, *args: str) -> 'subprocess.CompletedProcess[str]':
+        return subprocess.run(lib.perf_aux('tlb-bench', '-o', self.out, '-C',
+                                           '0', *args),
+                              env=dict(os.environ, **self.env),
                               capture_output=True, text=True, timeout=60)
 
     def test_usage_error(self) -> None:
-        proc = self.shim('-p', 'during')
+        proc = self.command('-p', 'during')
         self.assertEqual(2, proc.returncode)
-        self.assertIn('usage: tlb-bench.sh OPTIONS', proc.stderr)
+        self.assertIn('usage: python3 -m perf_aux tlb-bench OPTIONS',
+                      proc.stderr)
 
     @unittest.skipUnless(os.geteuid() == 0, 'needs root')
     def test_before_and_after(self) -> None:
-        self.assertEqual(0, self.shim('-p', 'before', '-r', '1', '--',
+        self.assertEqual(0, self.command('-p', 'before', '-r', '1', '--',
                                       'true').returncode)
-        proc = self.shim('-p', 'after', '-r', '1', '--', 'true')
+        proc = self.command('-p', 'after', '-r', '1', '--', 'true')
         self.assertEqual(0, proc.returncode, proc.stderr)
         self.assertIn('| Diff.  |      | +0.00% |\n', proc.stdout)
 

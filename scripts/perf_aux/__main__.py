@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0
+"""python3 -m perf_aux VERB [ARG...], with PYTHONPATH=scripts: the
+pipeline's commands, which the Makefile's targets run.  A verb is the
+main() of a module, which reads ARG... itself (its usage: the module's
+docstring); lib.perf_aux() is the command line that runs one as a process
+of its own.
+"""
+
+import argparse
+import importlib
+import sys
+from typing import List, Optional
+
+from . import lib
+
+# VERB: ('[MODULE][:FUNCTION]' (main() of perf_aux.MODULE by default), what
+# it does, for --help).  check-full is check --full.
+VERBS = {
+    'run': ('.run', 'make run: build, boot, test one KERNEL on a TARGET'),
+    'check': ('.check', 'make check: the quick tier [STAGE...]'),
+    'check-full': ('.check', 'make check-full: the whole matrix [STAGE...]'),
+    'series': ('.series', 'make series: the suite as a patch series'),
+    'fixes': ('.fixes', "make fixes: the series' fixes, patches of their own"),
+    'evidence': ('.evidence', 'make evidence: a run beside the stock run'),
+    'repeat': ('.repeat', 'make repeat: the flake hunt [ROUNDS]'),
+    'soak': ('.soak', 'make soak: soak_test alone for DURATION seconds'),
+    'results': ('perf_aux_results.cli:results_main',
+                'KTAP from console logs, summaries, reports, expected'),
+    'deps': ('.deps', 'installs what TARGET, lava, base-BASE... need'),
+    'kernel-tree': ('.tree', 'prepares the kernel tree NAME'),
+    'kunit': ('.kunit', 'the kernel build and the KUnit boot'),
+    'kselftest': ('.kselftest', 'the kselftest boot'),
+    'tlb-bench': ('.tlb_bench', 'the TLB benchmark on boards'),
+    'default-base': (':default_base', 'prints the default BASE'),
+}
+
+
+def default_base(argv: List[str]) -> int:
+    if argv:
+        print('usage: python3 -m perf_aux default-base', file=sys.stderr)
+        return 2
+    print(lib.default_base())
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog='python3 -m perf_aux', description="The pipeline's commands.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog='verbs:\n' + ''.join(f'  {verb:14}{what}\n'
+                                      for verb, (_, what) in VERBS.items()))
+    verbs = p.add_subparsers(dest='verb', metavar='VERB', required=True,
+                             help='one of the verbs below, then its own '
+                             'arguments')
+    for verb in VERBS:
+        verbs.add_parser(verb, add_help=False)
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    # The verb alone is ours: the rest, options included, is its module's.
+    verb = parser().parse_args(args[:1]).verb
+    rest = ['--full', *args[1:]] if verb == 'check-full' else args[1:]
+    module, _, function = VERBS[verb][0].partition(':')
+    where = importlib.import_module(module, __package__) if module else \
+        sys.modules[__name__]
+    return getattr(where, function or 'main')(rest)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
