@@ -78,7 +78,7 @@ ONCE_STAGES = ('host', 'series', 'series_mbox', 'privilege', 'custom', 'lava',
 # start before the stock stage ends.
 BESIDE_STAGES = ('series', 'lava_schema')
 BESIDE = '--beside'
-# results.py summary's closing line, which the tier's own must not be
+# results summary's closing line, which the tier's own must not be
 # mistaken for.
 SUITES_LINE = re.compile(r'^[0-9]* passed, ')
 STAGE_TIME = 'stage time: '
@@ -129,7 +129,7 @@ class Check:
         print(line)
 
     def expect(self, run: str, suite: str, *args: str) -> None:
-        """A results.py expectation as one check."""
+        """A results expectation as one check."""
         rc, line = self.results('expect', run, suite, *args)
         self.verdict(rc, f'{self.name(run)}: {line}')
 
@@ -194,13 +194,13 @@ class Check:
 
     def results(self, *args: str, stderr: bool = False,
                 quiet: bool = False) -> Tuple[int, str]:
-        """scripts/results.py ARGS: its status and its output."""
-        return self.capture(['python3', f'{self.root}/scripts/results.py',
-                             *args], stderr=stderr, quiet=quiet)
+        """results ARGS: its status and its output."""
+        return self.capture(lib.perf_aux('results', *args), stderr=stderr,
+                            quiet=quiet)
 
     def results_shown(self, *args: str) -> int:
-        """scripts/results.py ARGS, its output shown."""
-        return self.call(['python3', f'{self.root}/scripts/results.py', *args])
+        """results ARGS, its output shown."""
+        return self.call(lib.perf_aux('results', *args))
 
     def say_tail(self, text: str, n: int) -> None:
         """tail -N of TEXT (a command's output as $(...) kept it)."""
@@ -591,9 +591,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     stages_arg = ' '.join(args)
     if stages_arg.startswith('--full'):
         stages_arg = stages_arg[len('--full'):]
-    if c.call(['python3', f'{c.root}/scripts/results.py', 'measurements', log,
-               '--tier', name, '--stages', stages_arg, '--out',
-               f'{c.out}/measurements/{name}.md']):
+    if c.call(lib.perf_aux('results', 'measurements', log, '--tier', name,
+                           '--stages', stages_arg, '--out',
+                           f'{c.out}/measurements/{name}.md')):
         print(f'perf_aux: warning: no {c.out}/measurements/{name}.md',
               file=sys.stderr)
     return rc

@@ -25,7 +25,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                           base, target, variant)
     stock = lib.result_name('stock', base, target, variant)
     out = f'{lib.out()}/evidence-{run}.txt'
-    rc = tool(lib.results_py('evidence', '--out', out,
+    rc = tool(lib.perf_aux('results', 'evidence', '--out', out,
                              f'{lib.out()}/results/{run}',
                              f'{lib.out()}/results/{stock}'))
     if rc:

@@ -186,11 +186,6 @@ def perf_aux(verb: str, *args: str, python: str = 'python3') -> List[str]:
             verb, *args]
 
 
-def results_py(*args: str) -> List[str]:
-    """scripts/results.py ARGS, the results glue's command line."""
-    return ['python3', f'{ROOT}/scripts/results.py', *args]
-
-
 # Variants.
 
 def variant_build(variant: str) -> str:

@@ -6,8 +6,8 @@ scripts/mutants/<family>/<base>/, where the code it breaks moved) applied
 to the mutant tree, built, and booted with the suite written for it; it
 is killed when that suite fails.  The peers (lib/test_vmalloc.c beside
 KUnit, selftests/perf_events in a boot of their own) run on the same
-mutant kernels and never decide a check: scripts/results.py matrix counts
-their kills beside the suite's.
+mutant kernels and never decide a check: results matrix counts their
+kills beside the suite's.
 """
 
 import os

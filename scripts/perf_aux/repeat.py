@@ -27,7 +27,7 @@ ROUND = re.compile(r'^PERF_AUX: round [0-9]+')
 
 
 def results(*args: str) -> int:
-    return tool(lib.results_py(*args))
+    return tool(lib.perf_aux('results', *args))
 
 
 def split_rounds(log: str, directory: str) -> None:

@@ -25,7 +25,7 @@ from .shell import stage, tool
 
 
 def results(*args: str) -> int:
-    return tool(lib.results_py(*args))
+    return tool(lib.perf_aux('results', *args))
 
 
 def job() -> int:

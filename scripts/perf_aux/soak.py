@@ -50,9 +50,9 @@ def soak() -> int:
     if reports:
         print('\n'.join(reports[:20]), flush=True)
         return 1
-    return tool(lib.results_py('expect', f'{lib.out()}/results/{run}',
-                               'perf_aux.soak_test', '--min-passed', '1',
-                               '--no-failure'))
+    return tool(lib.perf_aux('results', 'expect', f'{lib.out()}/results/{run}',
+                             'perf_aux.soak_test', '--min-passed', '1',
+                             '--no-failure'))
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -342,7 +342,7 @@ def series_mbox_run(c) -> None:
 
 def case_count(c, run: str, suite: str, what: str) -> int:
     """The suite's cases counted in WHAT ("passed|skipped"), from
-    results.py's count line."""
+    results expect's count line."""
     _, out = c.results('expect', run, suite, '--no-failure', quiet=True)
     return sum(int(m.group(1)) for m in
                re.finditer(rf'([0-9]+) (?:{what})', out))
@@ -480,7 +480,7 @@ def stock_differs(c) -> None:
 
 
 def pinned_failures(c, suite: str, *args: str) -> None:
-    """SUITE on the stock kernel (c.res) as ARGS say of it (results.py
+    """SUITE on the stock kernel (c.res) as ARGS say of it (results
     expect), none of its cases failing but those of PINNED; each of those
     failed where the base's reference kernel carries the fix it pins and
     passed elsewhere.  A suite the base does not build, needing none of

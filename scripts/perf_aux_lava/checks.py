@@ -18,7 +18,7 @@ Usage: scripts/lava/check.sh [--schema] [BUILD_DIR [RESULTS_DIR]]
   --schema     checks 1 and 2 only (no lava-run of a job: make check)
   BUILD_DIR    an arm64 build (Image.gz, initramfs.cpio.gz); default the
                reference arm64-4k of BASE (default base), and arm64-16k too
-  RESULTS_DIR  its direct run's KTAP (scripts/results.py); default
+  RESULTS_DIR  its direct run's KTAP (make run); default
                out/results/reference-<base>-arm64-4k
 """
 

@@ -207,7 +207,7 @@ class Selftest:
 
     def compare(self, run: str) -> None:
         """The lab's results of run against the direct run's, case by case
-        (results.py flakes: two rounds, every case the same result).  A
+        (results flakes: two rounds, every case the same result).  A
         job runs every program; a direct run may have run some (make
         check's stock boot runs four): the programs it did not run are
         left out, and counted, but every program it ran must be in the
@@ -223,8 +223,7 @@ class Selftest:
                  for f in sorted(glob.glob(os.path.join(mine, '*.ktap')))
                  if not os.path.isfile(os.path.join(
                      direct, os.path.basename(f)))]
-        argv = [common.PYTHON, os.path.join(ROOT, 'scripts', 'results.py'),
-                'flakes']
+        argv = plib.perf_aux('results', 'flakes', python=common.PYTHON)
         for suite in unrun + list(artifacts.DIRECT_ONLY):
             argv += ['--except', suite]
         p = subprocess.run(argv + [mine, direct], capture_output=True,

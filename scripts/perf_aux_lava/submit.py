@@ -4,7 +4,7 @@ jobs of the chosen runs, rendered from lava-jobs/ for the builds the
 pipeline made, submitted through the server's REST API all at once (the
 lab runs them side by side, a device each), waited for with a bound, and
 each job's console fetched back through the API and split by the direct
-run's own splitters (results.py kunit, kselftest) into out/results/<run>/:
+run's own splitters (results kunit, kselftest) into out/results/<run>/:
 the same KTAP files, the same report as make run's.
 
 Usage: scripts/lava/submit.sh [RUN|JOB.yaml]...
@@ -197,12 +197,13 @@ def case_summary(lines: List[str]) -> List[str]:
 
 
 def results_py(*args: str) -> int:
-    """scripts/results.py (perf_aux_results' command line) in-process."""
+    """python3 -m perf_aux results (perf_aux_results' command line)
+    in-process."""
     from perf_aux_results import cli
     try:
         return cli.results_main(list(args))
     except Exception as e:  # a split that raises is a split that failed
-        print(f'# results.py {args[0]}: {e!r}', file=sys.stderr)
+        print(f'# results {args[0]}: {e!r}', file=sys.stderr)
         return 1
 
 

@@ -11,5 +11,5 @@
   evidence     plain-text evidence for a cover letter or Tested-by reply
   lava         the direct run's cases as LAVA names them, and lava-run's
   lava_jobs    LAVA schema checks, rejects, device dictionaries
-  cli          scripts/results.py and scripts/lava/lava_results.py
+  cli          python3 -m perf_aux results, scripts/lava/lava_results.py
 """

@@ -28,7 +28,7 @@ SUBTEST = re.compile(r'^\s*# Subtest: (\S+)')
 VMALLOC_SUMMARY = re.compile(
     r'Summary: (\S+) passed: ([0-9]+) failed: ([0-9]+) ')
 # The vmap benchmark's diagnostic, "vmap_bench: k=v k=v ...", in the
-# test_vmalloc suite results.py writes from the line below.
+# test_vmalloc suite results kunit writes from the line below.
 _BENCH = re.compile(r'vmap_bench: (.*)$')
 # lib/test_vmalloc.c's vmap benchmark, run in the KUnit boot.
 VMAP_BENCH = re.compile(

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Host tests of the committed expected results (perf_aux_results.expected,
-results.py expected): a run is judged case by case, and a reference that
+results expected): a run is judged case by case, and a reference that
 loses what it proves fails, where a floor would have let it pass."""
 
 import os

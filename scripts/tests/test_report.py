@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Host tests of the acceptance report, the granule map pictures and the
 mutation matrix (scripts/perf_aux_results: report, granule_svg, matrix;
-scripts/results.py), on the crafted out/ tree in test_data/report/."""
+python3 -m perf_aux results), on the crafted out/ tree in test_data/report/."""
 
 import os
 import re

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Host tests of the results glue (scripts/perf_aux_results: KTAP
-splitting, verdicts, flakes, benchmark; scripts/results.py) on saved and
+splitting, verdicts, flakes, benchmark; python3 -m perf_aux results) on
+saved and
 crafted console logs."""
 
 import importlib.util
@@ -16,6 +17,7 @@ from typing import Tuple
 from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
+from perf_aux import lib  # noqa: E402
 from perf_aux_results import cli, formats, ktap, matrix, report, verdicts  # noqa: E402,E501
 
 SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -23,7 +25,7 @@ DATA = os.path.join(os.path.dirname(__file__), 'test_data')
 
 
 def run_main(*argv: str) -> Tuple[int, str]:
-    """scripts/results.py ARGV...: its exit status and output."""
+    """results ARGV...: its exit status and output."""
     out = io.StringIO()
     with redirect_stdout(out):
         rc = cli.results_main(list(argv))
@@ -393,22 +395,23 @@ class KunitToolTest(unittest.TestCase):
 
 
 class EntryPointTest(unittest.TestCase):
-    """scripts/results.py and scripts/lava/lava_results.py as the shell
-    scripts run them."""
+    """python3 -m perf_aux results and scripts/lava/lava_results.py as
+    the pipeline and the shell scripts run them."""
 
     def run_script(self, *argv: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, *argv], capture_output=True,
-                              text=True, cwd='/', timeout=60)
+        return subprocess.run(argv, capture_output=True, text=True, cwd='/',
+                              timeout=60)
 
-    def test_results_py(self) -> None:
+    def test_results_verb(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             log = os.path.join(DATA, 'kselftest-run.log')
-            p = self.run_script(os.path.join(SCRIPTS, 'results.py'),
-                                'kselftest', log, tmp)
+            p = self.run_script(*lib.perf_aux('results', 'kselftest', log,
+                                              tmp))
             self.assertEqual(0, p.returncode, p.stderr)
-            p = self.run_script(os.path.join(SCRIPTS, 'results.py'),
-                                'expect', tmp, 'perf_aux.wrap_test',
-                                '--no-failure', '--min-passed', '2')
+            p = self.run_script(*lib.perf_aux('results', 'expect', tmp,
+                                              'perf_aux.wrap_test',
+                                              '--no-failure', '--min-passed',
+                                              '2'))
         self.assertEqual((0, 'perf_aux.wrap_test: 2 passed, 0 failed, '
                           '0 skipped\n'), (p.returncode, p.stdout), p.stderr)
 
@@ -418,7 +421,8 @@ class EntryPointTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             with open(os.path.join(tmp, 'perf_aux.wrap_test.ktap'), 'w') as f:
                 f.write('TAP version 13\n1..1\nok 1 aux_wrap.rw\n')
-            p = self.run_script(os.path.join(SCRIPTS, 'lava',
+            p = self.run_script(sys.executable,
+                                os.path.join(SCRIPTS, 'lava',
                                              'lava_results.py'),
                                 'expected', tmp)
         self.assertEqual((0, ['perf_aux.wrap_test.aux_wrap.rw pass',

@@ -4,8 +4,8 @@
 The stages of the full tier take hours of builds and boots, so most of
 them run rarely; a stage that breaks on its own code (a name, an argument)
 must not wait for that run to show it.  Here every program a stage runs
-(perf_aux's run, kunit, kselftest, kernel-tree and deps, results.py,
-the LAVA and series checks) is a stand-in that succeeds, and
+(perf_aux's run, kunit, kselftest, kernel-tree, deps and results, the
+LAVA and series checks) is a stand-in that succeeds, and
 each stage must end, print its check lines, and count them.
 """
 
