@@ -110,6 +110,8 @@ enum aux_gen_mode { GEN_NONE, GEN_SPE, GEN_TRBE, GEN_NR_MODES };
 
 /* The trace generator of one event. */
 struct aux_gen {
+	struct hrtimer timer;
+	struct perf_event *event;
 	struct perf_output_handle handle;
 	enum aux_gen_mode mode;
 	unsigned int words;
@@ -334,9 +336,9 @@ static void gen_trbe(struct perf_event *event, struct aux_gen *g)
 
 static enum hrtimer_restart aux_gen_tick(struct hrtimer *timer)
 {
-	struct perf_event *event = container_of(timer, struct perf_event,
-						hw.hrtimer);
-	struct aux_gen *g = event->pmu_private;
+	struct aux_gen *g = container_of(timer, struct aux_gen, timer);
+	struct perf_event *event = g->event;
+	ktime_t start = ktime_get();
 
 	if (event->hw.state & PERF_HES_STOPPED)
 		return HRTIMER_NORESTART;
@@ -344,14 +346,18 @@ static enum hrtimer_restart aux_gen_tick(struct hrtimer *timer)
 		gen_spe(event, g);
 	else
 		gen_trbe(event, g);
-	hrtimer_forward_now(timer, ns_to_ktime(g->period));
+	/* A tick takes about a quarter of the CPU at most, however slow. */
+	hrtimer_forward_now(timer, max(ns_to_ktime(g->period),
+				       4 * ktime_sub(ktime_get(), start)));
 	return HRTIMER_RESTART;
 }
 
 static void aux_test_destroy(struct perf_event *event)
 {
-	hrtimer_cancel(&event->hw.hrtimer);
-	kfree(event->pmu_private);
+	struct aux_gen *g = event->pmu_private;
+
+	hrtimer_cancel(&g->timer);
+	kfree(g);
 }
 
 static int aux_test_event_init(struct perf_event *event)
@@ -392,7 +398,8 @@ static int aux_test_event_init(struct perf_event *event)
 	g->period = period ?: GEN_PERIOD_NS;
 	g->rec_bytes = rec;
 	g->frame_seq = U64_MAX;
-	hrtimer_setup(&event->hw.hrtimer, aux_gen_tick, CLOCK_MONOTONIC,
+	g->event = event;
+	hrtimer_setup(&g->timer, aux_gen_tick, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_REL_HARD);
 	event->pmu_private = g;
 	event->destroy = aux_test_destroy;
@@ -405,15 +412,17 @@ static void aux_test_start(struct perf_event *event, int flags)
 
 	event->hw.state = 0;
 	if (g)
-		hrtimer_start(&event->hw.hrtimer, ns_to_ktime(g->period),
+		hrtimer_start(&g->timer, ns_to_ktime(g->period),
 			      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 static void aux_test_stop(struct perf_event *event, int flags)
 {
+	struct aux_gen *g = event->pmu_private;
+
 	event->hw.state = PERF_HES_STOPPED;
-	if (event->pmu_private)
-		hrtimer_cancel(&event->hw.hrtimer);
+	if (g)
+		hrtimer_cancel(&g->timer);
 }
 
 static int aux_test_add(struct perf_event *event, int flags)
