@@ -453,63 +453,6 @@ TEST_F(aux_mlock, beyond_limit_without_privilege)
 	close(fd);
 }
 
-#define LOOPS 1000
-#define LOOP_PAGES 64
-
-/* MemAvailable with the page cache and slab caches dropped first. */
-static long settled_available_kb(void)
-{
-	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
-
-	if (fd >= 0) {
-		sync();
-		if (write(fd, "3\n", 2) != 2)
-			perror("drop_caches");
-		close(fd);
-	}
-	return mem_available_kb();
-}
-
-FIXTURE(aux_loops) {
-};
-
-FIXTURE_SETUP(aux_loops)
-{
-}
-
-FIXTURE_TEARDOWN(aux_loops)
-{
-}
-
-/* Mapping and unmapping leaves no vmap and no memory behind. */
-TEST_F_TIMEOUT(aux_loops, map_unmap_leaves_nothing, 300)
-{
-	int type = pmu_type(aux_pmu_names[CAPS_LARGE]), fd, i, kmsg, vmaps;
-	long before_kb, after_kb;
-	struct aux_buffer b;
-
-	if (type < 0)
-		SKIP(return, NO_TEST_PMU);
-	kmsg = kmsg_open_at_end();
-	vmaps = module_vmaps();
-	before_kb = settled_available_kb();
-	for (i = 0; i < LOOPS; i++) {
-		fd = aux_event_open(type, 0);
-		ASSERT_LE(0, fd);
-		ASSERT_EQ(0, aux_buffer_map(&b, fd, LOOP_PAGES, i & 1));
-		aux_buffer_unmap(&b);
-		close(fd);
-	}
-	after_kb = settled_available_kb();
-	EXPECT_EQ(vmaps, module_vmaps());
-	/* MemAvailable moves by a few MiB; a tenth of each buffer is a leak. */
-	EXPECT_GE(after_kb, before_kb - (long)(LOOPS / 10 * LOOP_PAGES *
-					       (page_size() / 1024)))
-		TH_LOG("MemAvailable %ld kB before, %ld kB after %d loops",
-		       before_kb, after_kb, LOOPS);
-	EXPECT_EQ(0, kmsg_warnings(kmsg));
-}
-
 /* A user no process runs as: its locked_vm starts at 0 and dies with us. */
 #define CHARGE_UID_BASE 1500000000u
 /* The data area beside it: the user page and one data page. */
