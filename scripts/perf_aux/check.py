@@ -236,10 +236,7 @@ class Check:
                        'KERNEL_SRC': '', 'KERNEL_ARGS': ' '.join(args)})
         run = self.result_name(kernel, target, variant)
         self.res = f'{self.out}/results/{run}'
-        reports = lib.console_reports(f'{self.out}/logs/{run}-kunit.log',
-                                      f'{self.out}/logs/{run}-kselftest.log')
-        for line in reports[:20]:
-            print(line)
+        reports = lib.run_reports(run)
         self.verdict(1 if reports else 0,
                      f'{run}: {len(reports)} kernel reports on its consoles')
 

@@ -298,6 +298,13 @@ def console_reports(*logs: str) -> List[str]:
     return collated(found)
 
 
+def run_reports(run: str) -> List[str]:
+    """The kernel's reports on the consoles of the run named RUN (its
+    KUnit boot and its kselftest boot), from their first lines."""
+    logs = f'{out()}/logs/{run}'
+    return console_reports(f'{logs}-kunit.log', f'{logs}-kselftest.log')
+
+
 def result_name(kernel: str, base: str, target: str, variant: str) -> str:
     """The name of a run's results: <kernel>-<base>-<target>[-<variant>]."""
     name = f'{kernel}-{base}-{target}'

@@ -11,7 +11,7 @@ Environment: BASE (7.3), TARGET (arm64-4k), KERNEL (reference), VARIANT
 (default), KERNEL_SRC (a tree of your own instead of Debian's),
 KERNEL_ARGS (extra boot parameters), SERIES (the reference kernel is BASE
 with that series, an mbox or a directory of patches, git am'd).
-Exit: 0 when nothing failed.
+Exit: 0 when nothing failed and no console holds a kernel report.
 """
 
 import os
@@ -76,7 +76,16 @@ def job() -> int:
     rc = results('kselftest', f'{logs}/{run}-kselftest.log', res)
     if rc:
         return rc
-    return results('summary', res, '--report', f'{lib.out()}/report.md')
+    # A report outside every test's window (an initcall's, one between
+    # programs, an oops that ends the boot early) fails the run too.
+    reports = lib.run_reports(run)
+    for line in reports[:20]:
+        print(line)
+    if reports:
+        print(f'{run}: {len(reports)} kernel reports on its consoles',
+              flush=True)
+    return results('summary', res, '--report',
+                   f'{lib.out()}/report.md') or int(bool(reports))
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -32,25 +32,26 @@ def soak() -> int:
         lib.die(f"DURATION={env['DURATION']}: one soak is at most "
                 f"{most or '?'} s (soak_test's harness timeout)")
     env['BASE'] = env.get('BASE') or lib.default_base()
+    name = lib.result_name(lib.kernel_name(env.get('KERNEL') or 'reference'),
+                           lib.run_base(), 'arm64-4k', 'soak')
     if env.get('SOAK_SUMMARY_ONLY', '0') != '1':
         rc = run.main([])
-        if rc:
+        # A run failed by its kernel reports still gets its soak lines.
+        if rc and not lib.run_reports(name):
             return rc
-    run = lib.result_name(lib.kernel_name(env.get('KERNEL') or 'reference'),
-                          lib.run_base(), 'arm64-4k', 'soak')
-    log = f'{lib.out()}/logs/{run}-kselftest.log'
+    log = f'{lib.out()}/logs/{name}-kselftest.log'
     if not os.path.isfile(log):
         lib.die(f'no soak log {log}')
     for line in read(log).split('\n'):
         m = re.match(r'^#.*:(soak: .*)', line)
         if m:
             print(m.group(1))
-    reports = lib.console_reports(f'{lib.out()}/logs/{run}-kunit.log', log)
+    reports = lib.run_reports(name)
     print(f'soak: {len([r for r in reports if r])} kernel reports', flush=True)
     if reports:
         print('\n'.join(reports[:20]), flush=True)
         return 1
-    return tool(lib.perf_aux('results', 'expect', f'{lib.out()}/results/{run}',
+    return tool(lib.perf_aux('results', 'expect', f'{lib.out()}/results/{name}',
                              'perf_aux.soak_test', '--min-passed', '1',
                              '--no-failure'))
 

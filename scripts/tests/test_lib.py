@@ -3,7 +3,8 @@
 cases: result and build directory names, the variants' boot parameters
 and builds, which kernels build the granule suite strict, the files a
 patch changes (git's b/, the mm queue's a/, a deleted file), the version
-of a posted series, the kernel's reports in a console log, the vmap
+of a posted series, the kernel's reports in a console log and in both of
+a run's, the vmap
 benchmark's test mask from a tree's own test_case_array.
 """
 
@@ -107,6 +108,19 @@ class LibTest(unittest.TestCase):
                           'WARNING: CPU: 1 at mm/vmalloc.c',
                           'kmemleak: 3 unreferenced'],
                          sorted(lib.console_reports(log, log + '.none')))
+
+    def test_run_reports(self) -> None:
+        """Both boots of a run, from their first lines: the oops that
+        ended the kselftest boot before its last program."""
+        self.write('logs/r-kunit.log', 'ok 1 perf_aux_alloc\n')
+        self.write('logs/r-kselftest.log', (
+            'WARNING: kernel/events/core.c:4228 at ctx_sched_in\n'
+            'ok 1 selftests: perf_aux: aux_contract_test\n'))
+        with mock.patch.dict(os.environ, {'PERF_AUX_OUT': self.dir.name}):
+            self.assertEqual(
+                ['WARNING: kernel/events/core.c:4228 at ctx_sched_in'],
+                lib.run_reports('r'))
+            self.assertEqual([], lib.run_reports('none'))
 
     def test_vmalloc_args(self) -> None:
         self.write('tree/lib/test_vmalloc.c', (
