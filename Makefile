@@ -4,9 +4,12 @@
 # make check  the project's own tests (what CI runs; 30 min from cold)
 # make check-full  the whole matrix: every base (or BASE), target, variant,
 #              mutant
-# STAGES="NAME..."  with make check or check-full: only the stages named,
-#              of that tier (scripts/perf_aux/check.py lists them), e.g.
+# STAGES="NAME..."  with make check or check-full: only the stages named
+#              ($(PERF_AUX) check --help lists them), e.g.
 #              make check-full STAGES="sanitize vmap_mutants"
+# RESUME=1     with make check-full (or check): a stage that passed before
+#              with the same inputs is not run again, its lines are
+#              replayed; the others run (docs/check-full.md)
 # make mutants  the kernel and test-module mutants alone, with the peers,
 #              and the kill matrix (on BASE)
 # make series  the suite as a patch series for BASE (default mainline), with
@@ -60,7 +63,8 @@ DURATION ?= 600
 LAB ?=
 RUNS ?=
 STAGES ?=
-export BASE TARGET KERNEL KERNEL_SRC SERIES KERNEL_ARGS LAB DURATION
+RESUME ?=
+export BASE TARGET KERNEL KERNEL_SRC SERIES KERNEL_ARGS LAB DURATION RESUME
 
 PERF_AUX = PYTHONPATH=scripts python3 -m perf_aux
 

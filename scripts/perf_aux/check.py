@@ -6,38 +6,24 @@ The project's tests, in two tiers, one check per line ("ok - ..." or
 
 make check: what CI runs; one kernel build of the default base
 (mainline) serves the reference, and ccache serves most of it to the
-stock control and the mutants:
- host        host unit tests of the glue (scripts/tests);
- reference   the reference kernel, arm64-4k (its granule KUnit suite built
-             strict): every suite passes, on the default boot and with
-             the kselftests strict (perf_aux.strict);
- stock       the stock kernel (the negative control): the AUX allocator,
-             map, integrity and wrap suites pass, the granule cases skip
-             with "vmap() maps base pages only", and fail when built
-             strict;
- mutants     one kernel mutant of each family (AUX allocator, vmap/arm64,
-             synthetic PMU, perf core), each killed by the suite written
-             for it;
- lava_schema the LAVA jobs and test definition against lava_common's
-             schemas, broken variants rejected, lava-run --validate.
-
-make check-full (check --full): the whole matrix.  The default base
-first: the reference on every variant, stock, the sanitizers, every
-mutant with the peers beside, the other targets; then the stages run once
-(the series, kunit.py, the LAVA jobs through lava-run and the local lab,
-test-definitions, integrations/ against the pinned upstream commits); then
-each other base what can differ there (docs/check-full.md).
+stock control and the mutants.  make check-full (check --full): the whole
+matrix.  The default base first: every stage of the tier; then the stages
+run once (on it); then each other base what can differ there
+(docs/check-full.md).  STAGES below is the registry of the stages, their
+tiers, scope and order; check --help prints it.
 
 make check STAGES="STAGE..." and make check-full STAGES="STAGE..."
-(check [--full] STAGE...) run only the named stages (of that tier; the
-full tier's stages run for each base, or for BASE when set).
+(check [--full] STAGE...) run only the named stages (a stage the tiers run
+differently as its tier does; the full tier's stages run for each base, or
+for BASE when set).
 
 Everything a tier prints is kept in out/logs/<tier>.log, from which
 out/measurements/<tier>.md is written (perf_aux_results.measurements):
 the figures of a check are generated, never copied.  PERF_AUX_MUTANTS:
 another mutant catalogue (same layout), e.g. to rerun some;
 PERF_AUX_PEERS=0 leaves the peers out of the mutant stages (=1 runs them
-on every base, not only the default one).
+on every base, not only the default one).  RESUME=1: a stage that passed
+with the same inputs before is not run again, its lines are (perf_aux.resume).
 """
 
 import contextlib
@@ -48,35 +34,13 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import (Callable, ContextManager, Dict, Iterator, List,
+                    NamedTuple, Optional, Sequence, Tuple)
 
-from . import lib, mutants, shell, stages
+from . import lib, mutants, resume, shell, stages
 from .files import collated, read, records
 from .shell import stage
 
-# Stages in order; "check [--full] NAME..." runs only the named ones.
-QUICK_STAGES = ('host', 'reference', 'stock', 'mutants', 'series',
-                'lava_schema')
-FULL_STAGES = ('host', 'reference', 'stock', 'sanitize', 'peers',
-               'aux_mutants', 'vmap_mutants', 'module_mutants',
-               'perf_core_mutants', 'targets', 'series', 'kunitpy',
-               'series_mbox', 'privilege', 'custom', 'lava', 'lava_lab',
-               'integrations', 'testdefs')
-# Stages of the full tier that run on the default base only: the other
-# page sizes, and the perf core's mutants (code no base's own patches
-# change), prove the same on every base; the peers (other projects'
-# tests beside the mutants) decide no check, and their kill line is the
-# default base's.  Named with BASE, they run there.
-DEFAULT_BASE_STAGES = ('targets', 'perf_core_mutants', 'peers')
-# Stages of the full tier that run once, not once per base.
-ONCE_STAGES = ('host', 'series', 'series_mbox', 'privilege', 'custom', 'lava',
-               'lava_lab', 'lava_schema', 'integrations', 'testdefs',
-               'kunitpy')
-# make check's stages that build no kernel and boot nothing run beside the
-# mutant stage, whose boots leave a core idle: 112 s of a cold run's
-# 30 minutes.  The series stage reads the staged stock tree, so it cannot
-# start before the stock stage ends.
-BESIDE_STAGES = ('series', 'lava_schema')
 BESIDE = '--beside'
 # results summary's closing line, which the tier's own must not be
 # mistaken for.
@@ -92,11 +56,18 @@ class Check:
 
     def __init__(self, full: bool) -> None:
         self.full = full
+        self.tier = 'check-full' if full else 'check'
         self.passed = self.failed = self.skipped = 0
         self.failures: List[str] = []
+        # Every check line: [pass|fail|skip, what verdict or skip took].
+        self.checks: List[List[str]] = []
+        # The selectors as the user gave them, before any stage sets one.
+        self.environ = dict(os.environ)
         self.stage_times: List[str] = []
         self.res = ''
         self.root = lib.ROOT
+        self.catalogue = os.environ.get('PERF_AUX_MUTANTS') or \
+            f'{self.root}/scripts/mutants'
         self.out = lib.out()
         self.cache = lib.cache()
         self.bases = list(lib.BASES)
@@ -115,6 +86,7 @@ class Check:
     # Check lines.
 
     def verdict(self, rc: int, what: str) -> None:
+        self.checks.append(['fail' if rc else 'pass', what])
         if rc == 0:
             self.passed += 1
             print(f'ok - {what}')
@@ -126,6 +98,7 @@ class Check:
     def skip(self, line: str) -> None:
         """A check line that says what was not checked, and why."""
         self.skipped += 1
+        self.checks.append(['skip', line])
         print(line)
 
     def expect(self, run: str, suite: str, *args: str) -> None:
@@ -278,110 +251,33 @@ class Check:
             self.verdict(1, f"host: {ran.group(1) if ran else 'no'} tests "
                          f'ran, {seen} gave a verdict line')
 
-    def run_stage(self, s: str) -> None:
-        catalogue = os.environ.get('PERF_AUX_MUTANTS') or \
-            f'{self.root}/scripts/mutants'
+    def run_stage(self, name: str) -> None:
+        """Stage NAME on BASE, as its row says, its record kept; with
+        RESUME=1 the lines of its record instead, where it passed with
+        the same inputs (perf_aux.resume)."""
+        row = stage_row(name, self.full)
         base = self.base
-        with_peers = PeersDefault() if self.peers_default else \
-            contextlib.nullcontext()
-        if s == 'host':
-            self.timed('host tests', self.host_tests)
-        elif s == 'reference':
-            if self.full:
-                self.timed(f'{base} reference kernel, arm64-4k variants',
-                           stages.reference_variants, self)
-            else:
-                self.timed(f'{base} reference kernel, default and strict',
-                           stages.reference_quick, self)
-        elif s == 'stock':
-            if self.full:
-                self.timed(f'{base} stock kernel', stages.stock_runs, self)
-            else:
-                self.timed(f'{base} stock kernel', stages.stock_runs, self,
-                           [stages.STOCK_QUICK_TESTS], [stages.STRICT_TESTS])
-        elif s == 'sanitize':
-            self.timed(f'{base} sanitizers', stages.sanitize_run, self)
-        elif s == 'peers':
-            with with_peers:
-                self.timed(f'{base} peers on the unmutated kernel',
-                           mutants.peer_baseline, self)
-        elif s == 'mutants':
-            self.timed(f'{base} one mutant of each family',
-                       mutants.quick_mutants, self, catalogue)
-        elif s == 'aux_mutants':
-            with with_peers:
-                self.timed(f'{base} AUX allocator mutants', mutants.run_mutants,
-                           self, f'{catalogue}/aux_alloc', 'perf_aux_alloc',
-                           'default', [])
-        elif s == 'vmap_mutants':
-            with with_peers:
-                self.timed(f'{base} vmap granule mutants', mutants.run_mutants,
-                           self, f'{catalogue}/vmap_granule', 'vmap_granule',
-                           'strict', [])
-        elif s == 'module_mutants':
-            with with_peers:
-                self.timed(f'{base} synthetic AUX PMU mutants',
-                           mutants.run_module_mutants, self,
-                           f'{catalogue}/test_aux_pmu', [])
-        elif s == 'perf_core_mutants':
-            # The perf core's side of the consumer contract (aux_head,
-            # aux_tail, the watermark's wakeups, the AUX mmap() bounds),
-            # each booted with the programs of its Killed-by lines.
-            with with_peers:
-                self.timed(f'{base} perf core mutants',
-                           mutants.run_module_mutants, self,
-                           f'{catalogue}/perf_core', [])
-        elif s == 'lava':
-            self.timed('LAVA jobs, lava-run', stages.lava_runs, self)
-        elif s == 'series':
-            if self.full:
-                self.timed(f'{base} patch series (make series), a kernel per '
-                           'prefix', self.line_checks,
-                           *lib.perf_aux('series', '--check',
-                                         '--kernel-prefixes'))
-            else:
-                self.timed(f'{base} patch series (make series)',
-                           self.line_checks,
-                           *lib.perf_aux('series', '--check'))
-        # kunit.py in the tree series --check leaves, as its users run it.
-        elif s == 'kunitpy':
-            self.timed(f'{base} kunit.py in the series tree',
-                       stages.kunitpy_runs, self)
-        elif s == 'series_mbox':
-            self.timed(f'{base} SERIES= the reference patches as an mbox',
-                       stages.series_mbox_run, self)
-        elif s == 'privilege':
-            self.timed(f'{base} reference kernel, unprivileged and failed '
-                       'setups', stages.privilege_runs, self)
-        elif s == 'custom':
-            self.custom()
-        # The local LAVA lab (scripts/lava/lab.sh): jobs submitted and
-        # collected through lava-server and lava-worker on 127.0.0.1, the
-        # fault cases; its own check lines.
-        elif s == 'lava_lab':
-            self.timed('LAVA lab, server and worker', self.lab_selftest)
-        elif s == 'lava_schema':
-            self.timed('LAVA jobs, schemas', self.line_checks,
-                       f'{self.root}/scripts/lava/check.sh', '--schema')
-        elif s == 'targets':
-            self.timed(f'{base} reference kernel, other targets',
-                       stages.reference_targets, self)
-        elif s == 'testdefs':
-            self.timed(f'{base} kselftests through test-definitions on Debian',
-                       stages.testdefs_run, self)
-        # integrations/ against the fetched upstream repositories (a
-        # missing mirror is a skipped check); Debian's python for
-        # lava_common, which deps lava installs with PyYAML and Jinja2.
-        elif s == 'integrations':
-            if self.call(lib.perf_aux('deps', 'lava'),
-                         stdout=subprocess.DEVNULL):
-                self.verdict(1, 'perf_aux deps lava')
-            self.timed('integrations/, KernelCI and tuxlava patches',
-                       self.line_checks, '/usr/bin/python3',
-                       f'{self.root}/integrations/check.py')
-        else:
-            shell.die(f"unknown stage '{s}' (one of: "
-                      f"{' '.join(QUICK_STAGES + FULL_STAGES)})")
+        record = resume.path(self.out, self.tier, name, base)
+        inputs = resume.inputs(self.root, self.cache, row.deps, self.environ,
+                               f'{self.tier} {name} {base} '
+                               f'{self.peers_default}')
+        old = resume.load(record) if resume.wanted() else {}
+        if old.get('inputs') == inputs and old.get('passed'):
+            print(f"# resumed: {name} on {base} (inputs unchanged, passed "
+                  f"at {old['ended']})")
+            for kind, line in old['checks']:
+                if kind == 'skip':
+                    self.skip(line)
+                else:
+                    self.verdict(0, line)
+            self.stage_times.append(f"{0:6d} s  {old['title']} (resumed)")
+            return
+        failed, first = self.failed, len(self.checks)
+        with row.around(self) if row.around else contextlib.nullcontext():
+            title = row.title.format(base=self.base)
+            rc = self.timed(title, row.run, self)
+        resume.save(record, inputs, title, rc == 0 and self.failed == failed,
+                    self.checks[first:])
 
     def lab_selftest(self) -> int:
         """make lab-selftest.  The reference run through the lab, unless
@@ -393,23 +289,6 @@ class Check:
             self.result_name('reference', 'arm64-4k', 'default'))
         return self.line_checks(f'{self.root}/scripts/lava/lab.sh',
                                 'selftest', 'qemu')
-
-    def custom(self) -> None:
-        """A mainline tree other than the default base's, where there is
-        one, as KERNEL_SRC=."""
-        saved = os.environ.get('BASE')
-        if '7.2' in self.bases:
-            os.environ['BASE'] = '7.2'
-        try:
-            self.call(lib.perf_aux('deps', f'base-{self.base}'),
-                      stdout=subprocess.DEVNULL)
-            self.timed(f'KERNEL_SRC=src/{self.base} (hook-ups from its '
-                       'version)', stages.custom_tree, self)
-        finally:
-            if saved is None:
-                os.environ.pop('BASE', None)
-            else:
-                os.environ['BASE'] = saved
 
     # The stages beside the mutants.
 
@@ -442,19 +321,162 @@ class Check:
             self.verdict(1, f'the stages beside the mutants ended, exit {rc}')
 
 
-class PeersDefault:
-    """PERF_AUX_PEERS=${PERF_AUX_PEERS:-1} for the length of a stage."""
+@contextlib.contextmanager
+def environ(name: str, value: Optional[str]) -> Iterator[None]:
+    """NAME=VALUE (None: as it is) for the length of a stage."""
+    saved = dict(os.environ)
+    os.environ.update({} if value is None else {name: value})
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
-    def __enter__(self) -> None:
-        self.saved = os.environ.get('PERF_AUX_PEERS')
-        if not self.saved:
-            os.environ['PERF_AUX_PEERS'] = '1'
 
-    def __exit__(self, *exc) -> None:
-        if self.saved is None:
-            os.environ.pop('PERF_AUX_PEERS', None)
-        else:
-            os.environ['PERF_AUX_PEERS'] = self.saved
+def with_peers(c: Check) -> ContextManager[None]:
+    """PERF_AUX_PEERS=${PERF_AUX_PEERS:-1} where the peers run by default."""
+    return environ('PERF_AUX_PEERS', '1' if c.peers_default and
+                   not os.environ.get('PERF_AUX_PEERS') else None)
+
+
+@contextlib.contextmanager
+def other_base(c: Check) -> Iterator[None]:
+    """custom: a mainline tree other than the default base's where there
+    is one, its source unpacked."""
+    with environ('BASE', '7.2' if '7.2' in c.bases else None):
+        c.call(lib.perf_aux('deps', f'base-{c.base}'),
+               stdout=subprocess.DEVNULL)
+        yield
+
+
+@contextlib.contextmanager
+def lava_deps(c: Check) -> Iterator[None]:
+    """integrations: Debian's python for lava_common, which deps lava
+    installs with PyYAML and Jinja2."""
+    if c.call(lib.perf_aux('deps', 'lava'), stdout=subprocess.DEVNULL):
+        c.verdict(1, 'perf_aux deps lava')
+    yield
+
+
+class Stage(NamedTuple):
+    """A row of the registry: TITLE, its line in the stage table ({base}:
+    the base it runs on), says what it checks; RUN does it, in AROUND."""
+    name: str
+    tiers: str
+    scope: str
+    title: str
+    run: Callable[[Check], Optional[int]]
+    beside: bool = False
+    deps: Tuple[str, ...] = (':!*.md',)
+    around: Optional[Callable[[Check], ContextManager[None]]] = None
+
+
+# EACH runs on every base; ONCE on the default base, once.  DEFAULT: the
+# full tier runs it on the default base only: the other page sizes and the
+# perf core's mutants (code no base's own patches change) prove the same on
+# every base, and the peers (other projects' tests beside the mutants)
+# decide no check, their kill line is the default base's.  Named with BASE,
+# they run there.
+EACH, DEFAULT, ONCE = 'every base', 'default base', 'once'
+# The registry: the stages in the order a tier runs them, a row each (one
+# a tier where the tiers differ).  beside: make check runs the stage beside
+# the mutant stage, whose boots leave a core idle (112 s of a cold run's
+# 30 minutes): it builds no kernel and boots nothing; the series stage
+# reads the staged stock tree, so it cannot start before the stock stage
+# ends.  deps: the clone's files (git pathspecs) whose content RESUME=1
+# compares (perf_aux.resume); all but the user documentation by default.
+STAGES = (
+    Stage('host', 'quick full', ONCE, 'host tests', Check.host_tests,
+          deps=()),
+    Stage('reference', 'quick', EACH, '{base} reference kernel, default and '
+          'strict', stages.reference_quick),
+    Stage('reference', 'full', EACH, '{base} reference kernel, arm64-4k '
+          'variants', stages.reference_variants),
+    Stage('stock', 'quick', EACH, '{base} stock kernel', lambda c: stages.
+          stock_runs(c, [stages.STOCK_QUICK_TESTS], [stages.STRICT_TESTS])),
+    Stage('stock', 'full', EACH, '{base} stock kernel', stages.stock_runs),
+    Stage('sanitize', 'full', EACH, '{base} sanitizers', stages.sanitize_run),
+    Stage('peers', 'full', DEFAULT, '{base} peers on the unmutated kernel',
+          mutants.peer_baseline, around=with_peers),
+    Stage('mutants', 'quick', EACH, '{base} one mutant of each family',
+          lambda c: mutants.quick_mutants(c, c.catalogue)),
+    Stage('aux_mutants', 'full', EACH, '{base} AUX allocator mutants',
+          lambda c: mutants.run_mutants(c, f'{c.catalogue}/aux_alloc',
+                                        'perf_aux_alloc', 'default', []),
+          around=with_peers),
+    Stage('vmap_mutants', 'full', EACH, '{base} vmap granule mutants',
+          lambda c: mutants.run_mutants(c, f'{c.catalogue}/vmap_granule',
+                                        'vmap_granule', 'strict', []),
+          around=with_peers),
+    Stage('module_mutants', 'full', EACH, '{base} synthetic AUX PMU mutants',
+          lambda c: mutants.run_module_mutants(
+              c, f'{c.catalogue}/test_aux_pmu', []), around=with_peers),
+    # The perf core's side of the consumer contract (aux_head, aux_tail,
+    # the watermark's wakeups, the AUX mmap() bounds), each booted with the
+    # programs of its Killed-by lines.
+    Stage('perf_core_mutants', 'full', DEFAULT, '{base} perf core mutants',
+          lambda c: mutants.run_module_mutants(
+              c, f'{c.catalogue}/perf_core', []), around=with_peers),
+    Stage('targets', 'full', DEFAULT, '{base} reference kernel, other '
+          'targets', stages.reference_targets),
+    Stage('series', 'quick', ONCE, '{base} patch series (make series)',
+          lambda c: c.line_checks(*lib.perf_aux('series', '--check')),
+          beside=True),
+    Stage('series', 'full', ONCE, '{base} patch series (make series), a '
+          'kernel per prefix', lambda c: c.line_checks(
+              *lib.perf_aux('series', '--check', '--kernel-prefixes'))),
+    # kunit.py in the tree series --check leaves, as its users run it.
+    Stage('kunitpy', 'full', ONCE, '{base} kunit.py in the series tree',
+          stages.kunitpy_runs),
+    Stage('series_mbox', 'full', ONCE, '{base} SERIES= the reference '
+          'patches as an mbox', stages.series_mbox_run),
+    Stage('privilege', 'full', ONCE, '{base} reference kernel, unprivileged '
+          'and failed setups', stages.privilege_runs),
+    Stage('custom', 'full', ONCE, 'KERNEL_SRC=src/{base} (hook-ups from its '
+          'version)', stages.custom_tree, around=other_base),
+    Stage('lava', 'full', ONCE, 'LAVA jobs, lava-run', stages.lava_runs),
+    # The local LAVA lab (scripts/lava/lab.sh): jobs submitted and collected
+    # through lava-server and lava-worker on 127.0.0.1, the fault cases; its
+    # own check lines.
+    Stage('lava_lab', 'full', ONCE, 'LAVA lab, server and worker',
+          Check.lab_selftest),
+    Stage('lava_schema', 'quick', ONCE, 'LAVA jobs, schemas',
+          lambda c: c.line_checks(f'{c.root}/scripts/lava/check.sh',
+                                  '--schema'),
+          beside=True, deps=('lava-jobs', 'scripts', ':!*.md')),
+    # integrations/ against the fetched upstream repositories (a missing
+    # mirror is a skipped check).
+    Stage('integrations', 'full', ONCE, 'integrations/, KernelCI and '
+          'tuxlava patches', lambda c: c.line_checks(
+              '/usr/bin/python3', f'{c.root}/integrations/check.py'),
+          around=lava_deps),
+    Stage('testdefs', 'full', ONCE, '{base} kselftests through '
+          'test-definitions on Debian', stages.testdefs_run),
+)
+
+
+def tier_rows(full: bool) -> List[Stage]:
+    """The stages a tier runs, in order."""
+    return [r for r in STAGES if ('full' if full else 'quick') in r.tiers]
+
+
+def stage_row(name: str, full: bool) -> Stage:
+    """NAME's row in the tier, or the other tier's."""
+    rows = sorted((r for r in STAGES if r.name == name),
+                  key=lambda r: r not in tier_rows(full))
+    if not rows:
+        shell.die(f"unknown stage '{name}' (one of: "
+                  f"{' '.join(dict.fromkeys(r.name for r in STAGES))})")
+    return rows[0]
+
+
+def usage() -> str:
+    """check --help: the registry."""
+    rows = (f"  {r.name:18}{r.tiers:11} {r.scope + ', beside' * r.beside:14}"
+            f"{r.title.format(base='BASE')}\n" for r in STAGES)
+    return ('usage: python3 -m perf_aux check|check-full [STAGE...]\n\n'
+            'stage, tiers, where (beside: the mutants, in make check), '
+            'what:\n' + ''.join(rows))
 
 
 def beside(full: bool, names: Sequence[str]) -> int:
@@ -473,23 +495,22 @@ def tier(c: Check, named: List[str]) -> int:
     # One build serves every boot of it in this check (perf_aux.kunit).
     os.environ['PERF_AUX_CHECK_ID'] = f'{os.getpid()}.{start}'
     os.makedirs(f'{c.out}/logs', exist_ok=True)
-    # A whole tier starts from nothing; named stages keep earlier results.
-    if not named:
-        shutil.rmtree(f'{c.out}/results', ignore_errors=True)
-        shutil.rmtree(f'{c.out}/mutants', ignore_errors=True)
+    # A whole tier starts from nothing, the records of what was there
+    # too; named stages, and a resumed tier, keep earlier results.
+    if not named and not resume.wanted():
+        for kept in ('results', 'mutants', 'state'):
+            shutil.rmtree(f'{c.out}/{kept}', ignore_errors=True)
+    rows = [stage_row(s, c.full) for s in named] or tier_rows(c.full)
+    bases = [c.default_base]
     if c.full:
-        chosen = named or list(FULL_STAGES)
         bases = (os.environ.get('BASE') or ' '.join(c.bases)).split()
         for b in bases:
             lib.check_base(b)
-    else:
-        chosen = named or list(QUICK_STAGES)
-        bases = [c.default_base]
-    once = [s for s in chosen if s in ONCE_STAGES]
-    per_base = [s for s in chosen if s not in ONCE_STAGES]
+    once = [r.name for r in rows if r.scope == ONCE]
+    per_base = [r for r in rows if r.scope != ONCE]
     besides = []
-    if not c.full and 'mutants' in per_base:
-        besides = [s for s in once if s in BESIDE_STAGES]
+    if not c.full and 'mutants' in (r.name for r in per_base):
+        besides = [r.name for r in rows if r.scope == ONCE and r.beside]
 
     if c.timed('install packages', c.call,
                lib.perf_aux('deps', *(c.targets if c.full else ['arm64-4k']),
@@ -504,14 +525,15 @@ def tier(c: Check, named: List[str]) -> int:
     for i, b in enumerate(bases):
         os.environ['BASE'] = b
         c.peers_default = bool(named) or b == c.default_base
-        for s in per_base:
+        for r in per_base:
             if c.full and not named and b != c.default_base and \
-                    s in DEFAULT_BASE_STAGES:
-                print(f'{s}: on {c.default_base} only (the same on every base)')
+                    r.scope == DEFAULT:
+                print(f'{r.name}: on {c.default_base} only (the same on '
+                      'every base)')
                 continue
-            if s == 'mutants' and besides:
+            if r.name == 'mutants' and besides:
                 c.beside_start(besides)
-            c.run_stage(s)
+            c.run_stage(r.name)
         if i == 0:
             os.environ['BASE'] = c.default_base
             if besides:
@@ -533,8 +555,7 @@ def tier(c: Check, named: List[str]) -> int:
     _, out = c.results('summary', *runs, '--report', f'{c.out}/report.md')
     for line in records(out + '\n') if out else []:
         print(f'suites: {line}' if SUITES_LINE.match(line) else line)
-    name = 'check-full' if c.full else 'check'
-    print(f'measurements: {c.out}/measurements/{name}.md')
+    print(f'measurements: {c.out}/measurements/{c.tier}.md')
     print('stage times:')
     for line in c.stage_times:
         print(line)
@@ -579,20 +600,20 @@ def main(argv: Optional[List[str]] = None) -> int:
         return beside(full, args[2 if full else 1:])
     full = args[:1] == ['--full']
     named = args[1:] if full else args
+    if {'-h', '--help'} & set(named):
+        print(usage(), end='')
+        return 0
     c = Check(full)
-    name = 'check-full' if full else 'check'
     os.makedirs(f'{c.out}/logs', exist_ok=True)
-    log = f'{c.out}/logs/{name}.log'
+    log = f'{c.out}/logs/{c.tier}.log'
     rc = teed(log, lambda: tier(c, named))
     # main's closing lines name the page too.
-    stages_arg = ' '.join(args)
-    if stages_arg.startswith('--full'):
-        stages_arg = stages_arg[len('--full'):]
-    if c.call(lib.perf_aux('results', 'measurements', log, '--tier', name,
-                           '--stages', stages_arg, '--out',
-                           f'{c.out}/measurements/{name}.md')):
-        print(f'perf_aux: warning: no {c.out}/measurements/{name}.md',
-              file=sys.stderr)
+    page = f'{c.out}/measurements/{c.tier}.md'
+    if c.call(lib.perf_aux('results', 'measurements', log, '--tier', c.tier,
+                           '--stages', ' '.join(args)[len('--full') if full
+                                                      else 0:],
+                           '--out', page)):
+        print(f'perf_aux: warning: no {page}', file=sys.stderr)
     return rc
 
 

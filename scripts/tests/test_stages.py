@@ -12,6 +12,7 @@ each stage must end, print its check lines, and count them.
 import contextlib
 import io
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -56,17 +57,25 @@ class StagesTest(unittest.TestCase):
         self.assertEqual(1, len(c.stage_times), name)
         return c
 
+    def every_row(self, full: bool) -> None:
+        """Each row of the tier's registry, run by its name: no name
+        without a row, no row that run_stage cannot reach."""
+        for i, row in enumerate(check.STAGES):
+            if row.name == 'host' or row not in check.tier_rows(full):
+                continue
+            run = mock.Mock(wraps=row.run)
+            table = list(check.STAGES)
+            table[i] = row._replace(run=run)
+            with self.subTest(stage=row.name), \
+                    mock.patch.object(check, 'STAGES', tuple(table)):
+                self.stage(full, row.name)
+                run.assert_called_once()
+
     def test_quick_stages(self) -> None:
-        for name in check.QUICK_STAGES:
-            if name != 'host':
-                with self.subTest(stage=name):
-                    self.stage(False, name)
+        self.every_row(False)
 
     def test_full_stages(self) -> None:
-        for name in check.FULL_STAGES:
-            if name != 'host':
-                with self.subTest(stage=name):
-                    self.stage(True, name)
+        self.every_row(True)
 
     def test_lava_makes_the_direct_runs_it_lacks(self) -> None:
         """The lava stage named alone makes the direct runs it lacks.
@@ -97,13 +106,14 @@ class StagesTest(unittest.TestCase):
                 contextlib.redirect_stdout(io.StringIO()):
             check.tier(c, [])
         default, *others = c.bases
-        per_base = [s for s in check.FULL_STAGES if s not in check.ONCE_STAGES]
-        once = [s for s in check.FULL_STAGES if s in check.ONCE_STAGES]
+        rows = check.tier_rows(True)
+        per_base = [r.name for r in rows if r.scope != check.ONCE]
+        once = [r.name for r in rows if r.scope == check.ONCE]
         # host, the first, runs before any base's.
         want = [(s, default, True) for s in once[:1] + per_base + once[1:]]
         for b in others:
-            want += [(s, b, False) for s in per_base
-                     if s not in check.DEFAULT_BASE_STAGES]
+            want += [(r.name, b, False) for r in rows
+                     if r.scope == check.EACH]
         self.assertEqual(want, ran)
 
     def host(self, out: str) -> check.Check:
@@ -134,6 +144,46 @@ class StagesTest(unittest.TestCase):
         with mock.patch('sys.stderr'), self.assertRaises(SystemExit) as e:
             c.run_stage('nonesuch')
         self.assertEqual(2, e.exception.code)
+
+
+def sections(text: str, heading: str) -> dict:
+    """TEXT's sections by what HEADING (a pattern, one group) names."""
+    parts = re.split(f'^{heading}\n', text, flags=re.M)[1:]
+    return dict(zip(parts[::2], parts[1::2]))
+
+
+def page(name: str) -> str:
+    with open(os.path.join(os.path.dirname(SCRIPTS), 'docs', name)) as f:
+        return f.read()
+
+
+class StagesDocsTest(unittest.TestCase):
+    """The docs' stage tables say what the registry says."""
+
+    def test_check_full_tables(self) -> None:
+        doc = sections(page('check-full.md'), '## (.*)')
+        rows = check.tier_rows(True)
+        for heading, once in (('Stages run for each base', False),
+                              ('Stages run once', True)):
+            named = [n for line in doc[heading].splitlines()
+                     if line.startswith('| `')
+                     for n in re.findall(r'`(\w+)`', line.split('|')[1])]
+            self.assertEqual([r.name for r in rows
+                              if (r.scope == check.ONCE) == once], named)
+        text = ' '.join(doc['Stages run for each base'].split())
+        default = re.search(r'((?:`\w+`(?:, | and ))*`\w+`) run on the '
+                            'default base only', text).group(1)
+        self.assertEqual({r.name for r in rows if r.scope == check.DEFAULT},
+                         set(re.findall(r'`(\w+)`', default)))
+
+    def test_make_check_stage_by_stage(self) -> None:
+        doc = sections(sections(page('selectors.md'), '## (.*)')
+                       ['`make check`, stage by stage'], r'### `(\w+)`')
+        rows = check.tier_rows(False)
+        self.assertEqual([r.name for r in rows], list(doc))
+        for r in rows:
+            self.assertEqual(r.beside, 'beside the mutants' in doc[r.name],
+                             r.name)
 
 
 if __name__ == '__main__':
