@@ -9,7 +9,8 @@
   granule_svg  granule map pictures for the report
   matrix       the mutation kill matrix, per kernel base
   evidence     plain-text evidence for a cover letter or Tested-by reply
-  lava         the direct run's cases as LAVA names them, and lava-run's
+  lava         the direct run's cases as lava-jobs' converter names them,
+               and lava-run's
   lava_jobs    LAVA schema checks, rejects, device dictionaries
-  cli          python3 -m perf_aux results, scripts/lava/lava_results.py
+  cli          python3 -m perf_aux results
 """

@@ -1,10 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The command lines of python3 -m perf_aux results (RESULTS_USAGE) and of
-scripts/lava/lava_results.py.
+"""The command line of python3 -m perf_aux results (RESULTS_USAGE).
 
 Each subcommand parses, decides its exit status from what it parsed, and
 prints; the lines printed are the ones perf_aux's check, run and repeat
-and scripts/lava/check.sh have always read.
+have always read.
 """
 
 import argparse
@@ -267,61 +266,3 @@ def results_main(argv: Optional[List[str]] = None) -> int:
         'measurements': cmd_measurements, 'testdefs': cmd_testdefs,
     }
     return handlers[args.command](args)
-
-
-def _lava_console(args: argparse.Namespace) -> int:
-    """A job log's console as the direct run's two console logs; 1 when
-    the job printed nothing."""
-    from . import lava
-    with open(args.log, errors='replace') as f:
-        boot, tests = lava.console(lava.log_entries(f))
-    for path, lines in ((args.kunit_log, boot),
-                        (args.kselftest_log, tests)):
-        with open(path, 'w') as out:
-            out.write(''.join(line + '\n' for line in lines))
-    return 0 if boot or tests else 1
-
-
-def lava_main(argv: Optional[List[str]] = None) -> int:
-    """scripts/lava/lava_results.py."""
-    from . import lava, lava_jobs
-    parser = argparse.ArgumentParser(
-        description='Host side of the perf_aux LAVA jobs.')
-    sub = parser.add_subparsers(dest='command', required=True)
-    sub.add_parser('validate').add_argument('files', nargs='+')
-    sub.add_parser('reject')
-    p = sub.add_parser('device')
-    for name in ('job', 'templates', 'out'):
-        p.add_argument(name)
-    p = sub.add_parser('compare')
-    p.add_argument('results_dir')
-    p.add_argument('log')
-    p.add_argument('--tag', default='lava-run')
-    p.add_argument('--group', action='append', default=[])
-    sub.add_parser('expected').add_argument('results_dir')
-    p = sub.add_parser('console')
-    for name in ('log', 'kunit_log', 'kselftest_log'):
-        p.add_argument(name)
-    sub.add_parser('errors').add_argument('log')
-    args = parser.parse_args(argv)
-
-    if args.command == 'validate':
-        return lava.emit(lava_jobs.validate_checks(args.files))
-    if args.command == 'reject':
-        return lava.emit(lava_jobs.reject_checks())
-    if args.command == 'device':
-        lava_jobs.render_device(args.job, args.templates, args.out)
-        return 0
-    if args.command == 'compare':
-        return lava.emit(lava.compare(args.results_dir, args.log, args.tag,
-                                      args.group))
-    if args.command == 'console':
-        return _lava_console(args)
-    if args.command == 'errors':
-        with open(args.log, errors='replace') as f:
-            print('\n'.join(lava.job_errors(lava.log_entries(f))))
-        return 0
-    for cases in lava.direct_groups(args.results_dir).values():
-        for name, result in cases.items():
-            print(name, result)
-    return 0

@@ -54,8 +54,6 @@ _RUN_NAME = re.compile(r'^(.+?)-([0-9]+\.[0-9]+)-(arm64-[0-9]+k|x86_64)'
                        r'(?:-(.+))?$')
 # The first line of a mutant patch says what it breaks.
 MUTANT_HEADER = re.compile(r'^Mutant: ')
-# What LAVA (and lava-jobs/perf-aux-ktap-to-lava.sh) allows in a name.
-LAVA_NAME_CHARS = re.compile(r'[^-_A-Za-z0-9.]')
 
 
 @dataclass(frozen=True)

@@ -1,23 +1,27 @@
 # SPDX-License-Identifier: GPL-2.0
-"""LAVA results: the direct run's cases as LAVA names them, what lava-run
-recorded, and the checks that the two agree (scripts/lava/check.sh).
-
-Names follow lava-jobs/perf-aux-ktap-to-lava.sh, the converter on the
-device: perf_aux.<group>.<test path>, a group a KUnit suite or kselftest
-binary.
-"""
+"""LAVA results: the direct run's cases as the device's converter,
+lava-jobs/perf-aux-ktap-to-lava.sh, names them, LAVA job logs, and the
+checks that lava-run recorded what the direct run did."""
 
 import json
+import os
 import re
+import subprocess
+from collections import Counter
 from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Tuple
 
 import yaml
 
 from . import formats, ktap
+from .runs import ROOT
 
+CONVERTER = os.path.join(ROOT, 'lava-jobs', 'perf-aux-ktap-to-lava.sh')
 # The LAVA server keeps at most this much of a test case name.
 MAX_NAME = 100
 Cases = Dict[str, str]
+# The dispatcher's line when a top-level test action starts, e.g.
+# "start: 3 lava-test-retry (timeout 00:20:00) [common]".
+_TEST_ACTION = re.compile(r'start: [0-9]+ lava-test')
 
 
 class Check(NamedTuple):
@@ -27,116 +31,31 @@ class Check(NamedTuple):
     details: List[str]
 
 
-def lava_name(group: str, test: str) -> str:
-    return f'perf_aux.{group}.' + formats.LAVA_NAME_CHARS.sub('_', test)
-
-
-def _result(test: Any) -> str:
-    status = ktap.kunit().TestStatus
-    if test.status == status.SUCCESS:
-        return 'pass'
-    if test.status == status.SKIPPED:
-        return 'skip'
-    return 'fail'
-
-
-def _group_result(root: Any) -> str:
-    """The group verdict of a document whose tests are the group's."""
-    results = [_result(t) if t.name else 'fail' for t in root.subtests]
-    if not results or 'fail' in results or (
-            root.expected_count is not None and
-            len(root.subtests) < root.expected_count):
-        return 'fail'
-    return 'skip' if all(r == 'skip' for r in results) else 'pass'
-
-
-def expected_cases(group: str, text: str) -> Cases:
-    """{LAVA name: result} of one KTAP document, group verdict included.
-
-    The same rules as the converter, on kunit_parser's tree: every test
-    below the group, named by its path; a document whose only top-level
-    test is the group stands for the group; kunit_parser's stand-ins for
-    missing subtests (no name) are not cases but fail their parent.
-    """
-    root = ktap.parse(text)
-    tops = root.subtests
-    cases: Cases = {}
-    seen: Dict[str, int] = {}
-
-    def walk(test: Any, prefix: str) -> None:
-        for sub in test.subtests:
-            if not sub.name:
-                continue
-            path = prefix + sub.name.strip()
-            walk(sub, path + '.')
-            name = lava_name(group, path)
-            seen[name] = seen.get(name, 0) + 1
-            cases[name if seen[name] == 1 else
-                  f'{name}_dup{seen[name]}'] = _result(sub)
-
-    if len(tops) == 1 and tops[0].name.strip() == group:
-        walk(tops[0], '')
-        suite = _result(tops[0])
-    else:
-        walk(root, '')
-        suite = _group_result(root)
-    cases[f'perf_aux.{group}.suite'] = suite
-    return cases
-
-
-def _groups(results_dir: str) -> Dict[str, str]:
-    """{group: KTAP document} of the direct run: KUnit suites and
-    kselftest binaries (perf_aux.<binary>.ktap)."""
-    return {s[len('perf_aux.'):] if s.startswith('perf_aux.') else s: text
-            for s, text in ktap.read_suites(results_dir).items()}
-
-
-def direct_groups(results_dir: str) -> Dict[str, Cases]:
-    """The direct run's cases, by group."""
-    groups = {g: expected_cases(g, text)
-              for g, text in _groups(results_dir).items()}
-    if any(s.startswith('perf_aux.') for s, _ in
-           ktap.suite_files(results_dir)):
-        groups['kselftest'] = {'perf_aux.kselftest.suite': 'pass'}
+def converted(results_dir: str) -> Dict[str, List[List[str]]]:
+    """The converter's [name, result(, measurement)] of each group of the
+    direct run: a KUnit suite, a kselftest binary (perf_aux.<binary>)."""
+    groups = {}
+    for suite, path in ktap.suite_files(results_dir):
+        group = suite.removeprefix('perf_aux.')
+        # Outside LAVA (no lava-test-case on PATH) it prints its cases.
+        out = subprocess.run(['sh', CONVERTER, 'ktap', group, path],
+                             capture_output=True, text=True, check=True,
+                             env={'PATH': os.defpath}).stdout
+        groups[group] = [line.split() for line in out.splitlines()]
+        if group != suite:  # a kselftest binary: the kselftests ran
+            groups['kselftest'] = [['perf_aux.kselftest.suite', 'pass']]
     return groups
 
 
-def entries_cases(group: str, text: str) -> set:
-    """The cases whose output gave translation entries (the diagnostic
-    comes before the case's result line)."""
-    named, _ = ktap.named_by_result(text.splitlines(), formats.entries)
-    return {lava_name(group, test) for test, _ in named}
-
-
-def lava_records(log_lines: Iterable[str]) -> List[Dict[str, Any]]:
-    """The "results" records of a lava-run log (its stderr)."""
-    loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
-    records = []
-    for line in log_lines:
-        if 'lvl: results' not in line and '"lvl": "results"' not in line:
-            continue
-        try:
-            entry = yaml.load(line, Loader=loader)
-        except yaml.YAMLError:
-            continue
-        if isinstance(entry, list):
-            entry = entry[0]
-        if isinstance(entry, dict) and entry.get('lvl') == 'results':
-            records.append(entry['msg'])
-    return records
-
-
 def log_entries(lines: Iterable[str]) -> Iterator[Dict[str, Any]]:
-    """The entries of a LAVA job log: the server's log.yaml (what the API
-    gives at jobs/ID/logs/) or lava-run's stderr, one "- {...}" line each.
-    LAVA writes them as YAML flow mappings of double-quoted strings; JSON
-    reads nearly all of them, far faster, and YAML the rest (tags such as
-    "! "1332"")."""
+    """The entries of a LAVA job log, a line each: "- {...}" in the
+    server's log.yaml, "{...}" in lava-run's stderr.  JSON reads nearly
+    all, far faster than YAML, which reads the rest ("! "1332"" tags)."""
     loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
     for line in lines:
-        if not line.startswith('- {'):
+        body = (line[2:] if line.startswith('- {') else line).rstrip('\r\n')
+        if not body.startswith('{'):
             continue
-        body = line[2:].rstrip('\r\n')
         try:
             entry = json.loads(body)
         except ValueError:
@@ -148,19 +67,11 @@ def log_entries(lines: Iterable[str]) -> Iterator[Dict[str, Any]]:
             yield entry
 
 
-# The dispatcher's line when a top-level test action starts, e.g.
-# "start: 3 lava-test-retry (timeout 00:20:00) [common]".
-_TEST_ACTION = re.compile(r'start: [0-9]+ lava-test')
-
-
 def console(entries: Iterable[Dict[str, Any]]) -> Tuple[List[str],
                                                          List[str]]:
-    """A job's console (its "target" lines) in the two parts the direct
-    run has as two boots: the kernel's boot, KUnit's KTAP included (the
-    suites run at boot), and from the ramdisk's "PERF_AUX: kernel" line on
-    (scripts/initramfs/init), LAVA's test shell running the kselftests.
-    Where no such line comes (a board booting its own OS), the second part
-    starts with the first test action."""
+    """A job's console ("target" lines) as the direct run's two boots:
+    the kernel's (KUnit), and from the ramdisk's "PERF_AUX: kernel" line,
+    else the first test action, on (the kselftests)."""
     boot: List[str] = []
     tests: List[str] = []
     part = boot
@@ -180,9 +91,8 @@ def console(entries: Iterable[Dict[str, Any]]) -> Tuple[List[str],
 
 
 def job_errors(entries: Iterable[Dict[str, Any]]) -> List[str]:
-    """LAVA's reasons for a job that did not complete: the error messages
-    of the failed results of its "lava" suite ("<error_type> error:
-    <error_msg>"), each once, in order."""
+    """Each "<error_type> error: <error_msg>" of a failed result of the
+    job's "lava" suite, once, in order."""
     found: List[str] = []
     for e in entries:
         msg = e.get('msg')
@@ -220,18 +130,9 @@ def lava_groups(records: List[Dict[str, Any]]) -> Tuple[Dict[str, Cases],
 
 
 def counts(cases: Cases) -> str:
-    n = {r: sum(1 for v in cases.values() if v == r)
-         for r in ('pass', 'fail', 'skip')}
+    n = Counter(cases.values())
     return f'{len(cases)} cases ({n["pass"]} pass, {n["fail"]} fail, ' \
            f'{n["skip"]} skip)'
-
-
-def job_check(records: List[Dict[str, Any]], tag: str) -> Check:
-    job = [r for r in records if r.get('definition') == 'lava' and
-           r.get('case') == 'job']
-    ok = bool(job) and job[-1].get('result') == 'pass'
-    return Check(ok, f'{tag}: lava-run job finished correctly',
-                 [] if ok else [f'  {job[-1] if job else "no job result"}'])
 
 
 def group_check(want: Cases, got: Cases, what: str) -> Check:
@@ -248,39 +149,41 @@ def group_check(want: Cases, got: Cases, what: str) -> Check:
                  f'direct {counts(want)}', details)
 
 
-def measurement_check(results_dir: str, records: List[Dict[str, Any]],
-                      tag: str) -> Check:
-    """The cases whose direct run printed translation entries carry them
-    in LAVA (values differ from boot to boot)."""
-    want = set()
-    for suite, text in ktap.read_suites(results_dir).items():
-        if suite.startswith('perf_aux.'):
-            want |= entries_cases(suite[len('perf_aux.'):], text)
-    got = {r['case']: r.get('units', '') for r in records
-           if 'measurement' in r and
-           str(r.get('case', '')).startswith('perf_aux.')}
-    bad_units = sorted(n for n, u in got.items() if u != 'entries')
-    missing, extra = sorted(want - set(got)), sorted(set(got) - want)
-    return Check(not missing and not extra and not bad_units,
-                 f'{tag}: measurements: {len(got)} cases carry translation '
-                 f'entries, direct run {len(want)}',
-                 [f'  missing {n}' for n in missing] +
-                 [f'  unexpected {n}' for n in extra] +
-                 [f'  units of {n}' for n in bad_units])
-
-
 def compare(results_dir: str, log_path: str, tag: str,
             only: List[str]) -> List[Check]:
-    """A check for the job, each group (those in only, if any), the
-    measurements, and the names."""
-    want = direct_groups(results_dir)
+    """Checks of lava-run's log against the direct run: the job, each
+    group (those in only, if any), the measurements, and the names."""
+    converter = converted(results_dir)
+    want = {g: dict(c[:2] for c in found) for g, found in converter.items()}
     with open(log_path, errors='replace') as f:
-        records = lava_records(f)
+        records = [e['msg'] for e in log_entries(f)
+                   if e.get('lvl') == 'results' and isinstance(e['msg'],
+                                                               dict)]
     got, problems = lava_groups(records)
-    checks = [job_check(records, tag)]
+    job = [r for r in records if r.get('definition') == 'lava' and
+           r.get('case') == 'job']
+    ok = bool(job) and job[-1].get('result') == 'pass'
+    checks = [Check(ok, f'{tag}: lava-run job finished correctly',
+                    [] if ok else [f'  {job[-1] if job else "no job result"}'])]
     checks += [group_check(want.get(g, {}), got.get(g, {}), f'{tag}: {g}')
                for g in sorted(set(want) | set(got)) if not only or g in only]
-    checks.append(measurement_check(results_dir, records, tag))
+    # The kselftests' cases that print translation entries carry them
+    # (values differ from boot to boot).
+    measured = {c[0] for found in converter.values() for c in found
+                if len(c) > 2}
+    units = {r['case']: r.get('units', '') for r in records
+             if 'measurement' in r and
+             str(r.get('case', '')).startswith('perf_aux.')}
+    bad_units = sorted(n for n, u in units.items() if u != 'entries')
+    missing, extra = sorted(measured - set(units)), sorted(set(units) -
+                                                           measured)
+    checks.append(Check(
+        not missing and not extra and not bad_units,
+        f'{tag}: measurements: {len(units)} cases carry translation '
+        f'entries, direct run {len(measured)}',
+        [f'  missing {n}' for n in missing] +
+        [f'  unexpected {n}' for n in extra] +
+        [f'  units of {n}' for n in bad_units]))
     if problems:
         checks.append(Check(False, f'{tag}: names and test sets',
                             ['  ' + p for p in problems[:20]]))

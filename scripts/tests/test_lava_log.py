@@ -5,13 +5,10 @@
 direct run's two console logs, which the direct run's splitters turn into
 the same KTAP, and LAVA's reasons for a job that did not complete."""
 
-import io
 import json
 import os
 import sys
-import tempfile
 import unittest
-from contextlib import redirect_stdout
 from typing import Any, Dict, List
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -25,7 +22,7 @@ except ImportError:
     HAVE_YAML = False
 
 if HAVE_YAML:
-    from perf_aux_results import cli, ktap, lava  # noqa: E402
+    from perf_aux_results import ktap, lava  # noqa: E402
 
 
 def read(name: str) -> List[str]:
@@ -144,22 +141,6 @@ class ConsoleTest(unittest.TestCase):
              entry('target', '')]))
         self.assertEqual(tests, ['ok 1 a', 'b', 'c', ''])
 
-    def test_cli_writes_both_logs(self) -> None:
-        with tempfile.TemporaryDirectory() as tmp:
-            log = os.path.join(tmp, 'log.yaml')
-            with open(log, 'w') as f:
-                f.write('\n'.join(job_log(self.kunit, self.kselftest)) + '\n')
-            paths = [os.path.join(tmp, n) for n in ('k.log', 's.log')]
-            self.assertEqual(cli.lava_main(['console', log] + paths), 0)
-            with open(paths[0]) as f:
-                self.assertEqual(f.read().splitlines(), self.kunit)
-            with open(paths[1]) as f:
-                self.assertEqual(f.read().splitlines()[0], self.kselftest[0])
-            # No console at all (the job never booted): status 1.
-            with open(log, 'w') as f:
-                f.write(entry('info', 'start: 0 validate') + '\n')
-            self.assertEqual(cli.lava_main(['console', log] + paths), 1)
-
 
 @unittest.skipUnless(HAVE_YAML, 'no python3-yaml')
 class JobErrorsTest(unittest.TestCase):
@@ -187,20 +168,6 @@ class JobErrorsTest(unittest.TestCase):
     def test_complete_job_has_none(self) -> None:
         self.assertEqual(lava.job_errors(lava.log_entries(
             job_log(['x'], ['y']))), [])
-
-    def test_cli(self) -> None:
-        with tempfile.TemporaryDirectory() as tmp:
-            log = os.path.join(tmp, 'log.yaml')
-            with open(log, 'w') as f:
-                f.write(entry('results', {
-                    'case': 'job', 'definition': 'lava', 'result': 'fail',
-                    'error_type': 'Canceled',
-                    'error_msg': 'Canceled by the user'}) + '\n')
-            out = io.StringIO()
-            with redirect_stdout(out):
-                self.assertEqual(cli.lava_main(['errors', log]), 0)
-            self.assertEqual(out.getvalue(),
-                             'Canceled error: Canceled by the user\n')
 
 
 if __name__ == '__main__':

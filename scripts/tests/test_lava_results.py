@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Host tests of the LAVA glue: scripts/perf_aux_results/lava.py and
 lava_jobs.py (the direct run's cases named as LAVA names them, what
-lava-run recorded, device dictionaries; scripts/lava/lava_results.py
-runs them) and lava-jobs/generate.py."""
+lava-run recorded, device dictionaries) and lava-jobs/generate.py."""
 
 import json
 import os
@@ -34,41 +33,6 @@ def log_line(msg: dict, lvl: str = 'results') -> str:
 
 
 @unittest.skipUnless(HAVE_LIBS, 'no python3-yaml or python3-jinja2')
-class ParityTest(unittest.TestCase):
-    """The host's names and results (kunit_parser) equal the device's
-    (the converter under busybox), on the crafted documents."""
-
-    def both(self, group: str, text: str) -> None:
-        want = lava.expected_cases(group, text)
-        dev = conv.Device(lava=False)
-        try:
-            path = dev.write('in.ktap', text)
-            rc, out = dev.run('ktap', group, path)
-        finally:
-            dev.close()
-        self.assertEqual(rc, 0, out)
-        got = dict(line.split()[:2] for line in out.splitlines())
-        self.assertEqual(want, got)
-
-    @unittest.skipUnless(os.access(conv.BUSYBOX, os.X_OK), 'no busybox')
-    def test_kunit_nested(self) -> None:
-        self.both('perf_aux_alloc', conv.KUNIT_NESTED)
-
-    @unittest.skipUnless(os.access(conv.BUSYBOX, os.X_OK), 'no busybox')
-    def test_harness(self) -> None:
-        self.both('pagesize_test', conv.HARNESS)
-
-    @unittest.skipUnless(os.access(conv.BUSYBOX, os.X_OK), 'no busybox')
-    def test_harness_cut_short(self) -> None:
-        self.both('pagesize_test', conv.HARNESS.split('ok 3 ')[0])
-
-    @unittest.skipUnless(os.access(conv.BUSYBOX, os.X_OK), 'no busybox')
-    def test_kunit_crash_at_end(self) -> None:
-        # The usual crash: the kernel's output stops inside a case.
-        self.both('vmap_granule', conv.KUNIT_CRASH_EOF)
-
-
-@unittest.skipUnless(HAVE_LIBS, 'no python3-yaml or python3-jinja2')
 class CompareTest(unittest.TestCase):
     def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
@@ -77,7 +41,8 @@ class CompareTest(unittest.TestCase):
         with open(os.path.join(self.results,
                                'perf_aux.pagesize_test.ktap'), 'w') as f:
             f.write(conv.HARNESS)
-        self.want = lava.expected_cases('pagesize_test', conv.HARNESS)
+        self.want = dict(c[:2] for c in lava.converted(self.results)[
+            'pagesize_test'])
 
     def tearDown(self) -> None:
         self.tmp.cleanup()
@@ -134,15 +99,17 @@ class CompareTest(unittest.TestCase):
             text = f.read().replace('"set": "pagesize_test"', '"set": "x"')
         with open(path, 'w') as f:
             f.write(text)
-        with open(path) as f:
-            _, problems = lava.lava_groups(lava.lava_records(f))
-        self.assertEqual(len(problems), 1)
+        names = lava.compare(self.results, path, 't', [])[-1]
+        self.assertEqual((False, ["  perf_aux.pagesize_test.suite in test "
+                                  "set 'x', not 'pagesize_test'"]),
+                         (names.ok, names.details))
 
-    def test_entries_cases(self) -> None:
+    def test_measured_cases(self) -> None:
         self.assertEqual(
-            lava.entries_cases('pagesize_test', conv.HARNESS),
-            {'perf_aux.pagesize_test.aux_pagesize.large_rw_256m.'
-             'vmap_in_vmallocinfo'})
+            [c for c in lava.converted(self.results)['pagesize_test']
+             if len(c) > 2],
+            [['perf_aux.pagesize_test.aux_pagesize.large_rw_256m.'
+              'vmap_in_vmallocinfo', 'pass', '53']])
 
 
 @unittest.skipUnless(HAVE_LIBS, 'no python3-yaml or python3-jinja2')

@@ -5,7 +5,6 @@ splitting, verdicts, flakes, benchmark; python3 -m perf_aux results) on
 saved and
 crafted console logs."""
 
-import importlib.util
 import io
 import os
 import subprocess
@@ -395,8 +394,7 @@ class KunitToolTest(unittest.TestCase):
 
 
 class EntryPointTest(unittest.TestCase):
-    """python3 -m perf_aux results and scripts/lava/lava_results.py as
-    the pipeline and the shell scripts run them."""
+    """python3 -m perf_aux results as the pipeline runs it."""
 
     def run_script(self, *argv: str) -> subprocess.CompletedProcess:
         return subprocess.run(argv, capture_output=True, text=True, cwd='/',
@@ -414,21 +412,6 @@ class EntryPointTest(unittest.TestCase):
                                               '2'))
         self.assertEqual((0, 'perf_aux.wrap_test: 2 passed, 0 failed, '
                           '0 skipped\n'), (p.returncode, p.stdout), p.stderr)
-
-    def test_lava_results_py(self) -> None:
-        if importlib.util.find_spec('yaml') is None:
-            self.skipTest('no python3-yaml')
-        with tempfile.TemporaryDirectory() as tmp:
-            with open(os.path.join(tmp, 'perf_aux.wrap_test.ktap'), 'w') as f:
-                f.write('TAP version 13\n1..1\nok 1 aux_wrap.rw\n')
-            p = self.run_script(sys.executable,
-                                os.path.join(SCRIPTS, 'lava',
-                                             'lava_results.py'),
-                                'expected', tmp)
-        self.assertEqual((0, ['perf_aux.wrap_test.aux_wrap.rw pass',
-                              'perf_aux.wrap_test.suite pass',
-                              'perf_aux.kselftest.suite pass']),
-                         (p.returncode, p.stdout.splitlines()), p.stderr)
 
 
 if __name__ == '__main__':
