@@ -1,89 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The command line of python3 -m perf_aux results (RESULTS_USAGE).
-
-Each subcommand parses, decides its exit status from what it parsed, and
-prints; the lines printed are the ones perf_aux's check, run and repeat
-have always read.
-"""
+"""python3 -m perf_aux results: each sub-command decides its exit status
+from what it parsed and prints the lines perf_aux's check, run and repeat
+read.  Run directories are <kernel>-<base>-<target>[-<variant>]; KTAP is
+parsed with a kernel tree's kunit_parser.py ($KUNIT_TOOL_DIR, or the
+newest source tree in the cache)."""
 
 import argparse
 import os
-from typing import Callable, Dict, List, Optional
+from typing import Callable, List, Optional
 
 from . import (evidence, expected, ktap, matrix, measurements, report,
                runs, testdefs, verdicts)
 
-RESULTS_USAGE = """\
-  results kunit LOG OUTDIR          split a KUnit boot log, one file a suite
-  results kselftest LOG OUTDIR      split run_kselftest.sh output, one file
-                                    a test binary (its own KTAP, un-nested)
-  results summary DIR... [--report FILE]
-                                    a line per suite and the totals; exit 1
-                                    when anything failed or crashed; FILE is
-                                    the acceptance report of every run in
-                                    DIR's parent (see report)
-  results report [--results DIR] [--out FILE] [--mutants DIR]
-                 [--patches DIR] [--logs DIR]
-                                    the acceptance report alone: kernels,
-                                    results, and per base translation
-                                    entries, vmap benchmark, mutation
-                                    matrix, and an SVG granule map a buffer
-                                    under FILE's directory, in report/
-  results matrix [--mutants DIR] [--patches DIR]
-                                    which suite killed which kernel mutant,
-                                    per base ("base B:", a table, the
-                                    peers' line, "K killed of N"); exit 0
-                                    when every mutant patch is killed on
-                                    every base
-  results evidence [--out FILE] [--mutants DIR] [--patches DIR]
-                   [--logs DIR] RUN_DIR...
-                                    plain text, 72 columns at most, for a
-                                    cover letter or a Tested-by reply: the
-                                    kernels, pass/fail/skip per suite,
-                                    translation entries per AUX buffer
-                                    beside the computed minimum, skips by
-                                    reason, the mutation score; logs and
-                                    mutants default to the runs' out/ tree
-  results flakes DIR... [--except SUITE]...
-                                    cases whose result differs between the
-                                    round directories (make repeat),
-                                    or two runs, but in the suites named
-  results peers LOG OUTDIR          lib/test_vmalloc.c's summary lines in a
-                                    boot log, as the suite peer.test_vmalloc
-  results bench BASE_DIR NEW_DIR    vmap benchmark of two runs, as ratios
-  results expected DIR... [--file FILE] [--suite SUITE]...
-                                    each run against its committed expected
-                                    results (scripts/expected/<base>/
-                                    <target>[-<variant>].txt, or FILE), case
-                                    by case, in the suites named or all;
-                                    exit 1 on any difference
-  results expected --write DIR...
-                                    rewrites those files from the runs (runs
-                                    of one configuration merged) and prints
-                                    the difference for review
-  results expect DIR SUITE [--min-passed N] [--min-skipped N]
-                 [--skip-reason TEXT]
-                 (--no-failure | --failure | --failure-allowed)
-                                    one verdict line on a suite's outcome;
-                                    exit 0 when it is as expected
-  results testdefs LOG RESULTS_DIR KSELFTEST_LOG
-                                    one check line: the results
-                                    test-definitions' kselftest.sh printed
-                                    in LOG (scripts/initramfs/testdefs-init)
-                                    equal the direct run's, case by case
-  results measurements LOG --tier TIER --out FILE [--stages TEXT]
-                                    what a check's LOG measured (stage
-                                    table, kernel builds and ccache, boots,
-                                    results) as Markdown in FILE
 
-Run directories are <kernel>-<base>-<target>[-<variant>].  KTAP is parsed
-with a kernel tree's own tools/testing/kunit/kunit_parser.py (found through
-$KUNIT_TOOL_DIR or the newest source tree in the cache).
-"""
-
-
-def _split(split: Callable[..., Dict[str, str]]
-           ) -> Callable[[argparse.Namespace], int]:
+def _split(split: Callable) -> Callable[[argparse.Namespace], int]:
     def cmd(args: argparse.Namespace) -> int:
         with open(args.log, errors='replace') as f:
             ktap.write_suites(split(f), args.outdir)
@@ -125,13 +55,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0 if lines else 1
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    report.write_report(args.out, runs.run_dirs(args.results), args.mutants,
-                        args.patches, args.logs)
-    print(f'report: {args.out}')
-    return 0
-
-
 def cmd_matrix(args: argparse.Namespace) -> int:
     found = matrix.matrices(args.mutants, args.patches)
     for m in found:
@@ -142,8 +65,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
 
 def cmd_evidence(args: argparse.Namespace) -> int:
-    text = '\n'.join(evidence.evidence(args.dirs, args.mutants, args.patches,
-                                       args.logs)) + '\n'
+    text = '\n'.join(evidence.evidence(args.dirs, args.mutants)) + '\n'
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, 'w') as f:
@@ -191,57 +113,57 @@ def cmd_testdefs(args: argparse.Namespace) -> int:
 
 def results_main(argv: Optional[List[str]] = None) -> int:
     """python3 -m perf_aux results."""
-    parser = argparse.ArgumentParser(
-        prog='python3 -m perf_aux results',
-        description='Turns console logs into per-suite KTAP files and '
-        'summarises them.', epilog=RESULTS_USAGE,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog='python3 -m perf_aux results',
+                                     description=__doc__)
     sub = parser.add_subparsers(dest='command', required=True)
-    for name in ('kunit', 'kselftest', 'peers'):
-        p = sub.add_parser(name)
-        p.add_argument('log')
-        p.add_argument('outdir')
-    p = sub.add_parser('summary')
-    p.add_argument('dirs', nargs='+')
-    p.add_argument('--report')
-    p = sub.add_parser('flakes')
-    p.add_argument('dirs', nargs='+')
+
+    def add(name: str, cmd: Callable[[argparse.Namespace], int], what: str,
+            *positional: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=what, description=what)
+        p.set_defaults(cmd=cmd)
+        for a in positional:
+            p.add_argument(a.rstrip('+'), nargs='+' if a[-1] == '+' else None)
+        return p
+
+    for name, split, what in (
+            ('kunit', ktap.split_kunit_boot,
+             'a KUnit boot log, a KTAP file a suite (and test_vmalloc)'),
+            ('kselftest', ktap.split_kselftest,
+             "run_kselftest.sh's output, a test binary's own KTAP a file"),
+            ('peers', ktap.split_test_vmalloc,
+             "lib/test_vmalloc.c's summaries, as peer.test_vmalloc")):
+        add(name, _split(split), what, 'log', 'outdir')
+    add('summary', cmd_summary, 'a line a suite and the totals; exit 1 on '
+        'a failure; --report: the report of every run in the parent',
+        'dirs+').add_argument('--report')
+    p = add('flakes', cmd_flakes, 'cases whose result differs between runs',
+            'dirs+')
     p.add_argument('--except', dest='exclude', action='append', default=[],
                    metavar='SUITE')
-    p = sub.add_parser('report')
-    p.add_argument('--results', default=os.path.join(runs.OUT, 'results'))
-    p.add_argument('--out', default=os.path.join(runs.OUT, 'report.md'))
-    p.add_argument('--logs', default=os.path.join(runs.OUT, 'logs'))
-    for p in (p, sub.add_parser('matrix')):
-        # Both: the mutants' run directories and their patches.
-        p.add_argument('--mutants', default=os.path.join(runs.OUT, 'mutants'))
-        p.add_argument('--patches', default=runs.PATCHES)
-    p = sub.add_parser('evidence')
-    p.add_argument('dirs', nargs='+')
+    p = add('matrix', cmd_matrix, 'which suite killed which mutant, per '
+            'base; exit 0 when all are killed')
+    p.add_argument('--mutants', default=os.path.join(runs.OUT, 'mutants'))
+    p.add_argument('--patches', default=runs.PATCHES)
+    p = add('evidence', cmd_evidence, 'plain text evidence (72 columns) '
+            'for a cover letter or Tested-by reply', 'dirs+')
     p.add_argument('--out')
     p.add_argument('--mutants')
-    p.add_argument('--patches', default=runs.PATCHES)
-    p.add_argument('--logs')
-    p = sub.add_parser('bench')
-    p.add_argument('base')
-    p.add_argument('new')
-    p = sub.add_parser('expected')
-    p.add_argument('dirs', nargs='+')
+    add('bench', cmd_bench, 'vmap benchmark of two runs, as ratios', 'base',
+        'new')
+    p = add('expected', cmd_expected, 'each run against its committed '
+            'expected results, case by case; --write rewrites them', 'dirs+')
     p.add_argument('--write', action='store_true')
     p.add_argument('--file')
     p.add_argument('--suite', action='append', default=[])
-    p = sub.add_parser('measurements')
-    p.add_argument('log')
+    p = add('measurements', cmd_measurements, "a check's LOG as Markdown",
+            'log')
     p.add_argument('--tier', required=True)
     p.add_argument('--out', required=True)
     p.add_argument('--stages', default='')
-    p = sub.add_parser('testdefs')
-    p.add_argument('log')
-    p.add_argument('results_dir')
-    p.add_argument('kselftest_log')
-    p = sub.add_parser('expect')
-    p.add_argument('dir')
-    p.add_argument('suite')
+    add('testdefs', cmd_testdefs, "test-definitions' results in LOG against "
+        "the direct run's", 'log', 'results_dir', 'kselftest_log')
+    p = add('expect', cmd_expect, "one verdict line on a suite's outcome",
+            'dir', 'suite')
     p.add_argument('--min-passed', type=int, default=0)
     p.add_argument('--min-skipped', type=int, default=0)
     p.add_argument('--skip-reason')
@@ -256,13 +178,4 @@ def results_main(argv: Optional[List[str]] = None) -> int:
     group.add_argument('--failure-allowed', dest='failure',
                        action='store_const', const=None)
     args = parser.parse_args(argv)
-    handlers: Dict[str, Callable[[argparse.Namespace], int]] = {
-        'kunit': _split(ktap.split_kunit_boot),
-        'kselftest': _split(ktap.split_kselftest),
-        'peers': _split(ktap.split_test_vmalloc),
-        'summary': cmd_summary, 'expect': cmd_expect, 'bench': cmd_bench,
-        'report': cmd_report, 'matrix': cmd_matrix, 'flakes': cmd_flakes,
-        'evidence': cmd_evidence, 'expected': cmd_expected,
-        'measurements': cmd_measurements, 'testdefs': cmd_testdefs,
-    }
-    return handlers[args.command](args)
+    return args.cmd(args)

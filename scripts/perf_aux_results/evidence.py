@@ -1,14 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Evidence for a cover letter or a Tested-by reply, in plain text.
-
-Of one or more run directories (typically the candidate kernel, reference
-or a KERNEL_SRC tree, and the stock kernel of the same base and target):
-the kernels and how they were configured and booted, pass/fail/skip per
-suite, pagesize_test's translation entries per AUX buffer beside the
-architectural minimum (computed here from the page size, never copied
-from the run), the skipped cases by reason, and the mutation score of the
-base.  Every line fits in WIDTH columns.
-"""
+"""Evidence for a cover letter or a Tested-by reply, in plain text of
+WIDTH columns: of run directories, the kernels and their boots, results
+per suite, translation entries per AUX buffer beside the minimum computed
+here from the page size, skips by reason, and the base's mutation score."""
 
 import os
 import textwrap
@@ -53,24 +47,22 @@ class Geometry:
 
 
 def geometry(page: int, arch: str = 'arm64') -> Geometry:
-    """The granules of page size page: a PMD maps a page-table page of
-    page/8 entries, a cont-PTE block CONT_PTE_PAGES (arm64 only)."""
+    """A PMD maps a page-table page of page/8 entries, a cont-PTE block
+    CONT_PTE_PAGES (arm64 only)."""
     cont = CONT_PTE_PAGES.get(page, 1) if arch == 'arm64' else 1
     return Geometry(page, page * (page // 8), page * cont)
 
 
 def least_entries(size: int, g: Geometry) -> int:
-    """The fewest translation entries that map size bytes: a physically
-    contiguous, naturally aligned buffer takes PMD blocks for its whole
-    PMDs, cont-PTE blocks for what remains, PTEs below a cont block."""
+    """The fewest translation entries that map a physically contiguous,
+    naturally aligned buffer of size bytes: PMDs, cont-PTEs, PTEs."""
     pmds, rest = divmod(size, g.pmd)
     conts, rest = divmod(rest, g.cont)
     return pmds + conts + -(-rest // g.page)
 
 
 def size_text(size: int) -> str:
-    """1 MiB, 64 KiB, 4097 B: the largest unit that divides size; joined
-    by a no-break space (NBSP) that wrap() keeps and evidence() undoes."""
+    """1 MiB, 64 KiB, 4097 B: the largest unit that divides size."""
     for unit, name in ((GIB, 'GiB'), (MIB, 'MiB'), (KIB, 'KiB')):
         if size >= unit and size % unit == 0:
             return f'{size // unit}{NBSP}{name}'
@@ -79,15 +71,9 @@ def size_text(size: int) -> str:
 
 def wrap(text: str, indent: str = '', more: Optional[str] = None
          ) -> List[str]:
-    """text as lines of at most WIDTH columns."""
     return textwrap.wrap(text, WIDTH, initial_indent=indent,
                          subsequent_indent=indent if more is None else more,
                          break_on_hyphens=False) or [indent.rstrip()]
-
-
-def clip(text: str, width: int) -> str:
-    """text cut to width columns, '~' where it was cut."""
-    return text if len(text) <= width else text[:width - 1] + '~'
 
 
 def natural_width(header: List[str], rows: List[List[str]],
@@ -99,14 +85,16 @@ def natural_width(header: List[str], rows: List[List[str]],
 
 def table(header: List[str], rows: List[List[str]], indent: str = '  '
           ) -> List[str]:
-    """Fixed-width columns, the first left-aligned, the rest right; the
-    first column is clipped so that a line fits in WIDTH."""
+    """Fixed-width columns, the first left-aligned and clipped ('~') to
+    fit in WIDTH, the rest right-aligned."""
     widths = [max(len(c) for c in col) for col in zip(header, *rows)]
     rest = sum(widths[1:]) + 2 * (len(widths) - 1) + len(indent)
     widths[0] = max(8, min(widths[0], WIDTH - rest))
     out = []
     for row in [header] + rows:
-        cells = [clip(row[0], widths[0]).ljust(widths[0])]
+        first = row[0] if len(row[0]) <= widths[0] else \
+            row[0][:widths[0] - 1] + '~'
+        cells = [first.ljust(widths[0])]
         cells += [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
         out.append((indent + '  '.join(cells)).rstrip())
     return out
@@ -114,7 +102,7 @@ def table(header: List[str], rows: List[List[str]], indent: str = '  '
 
 @dataclass
 class Run:
-    """What one run directory recorded, for the evidence."""
+    """What one run directory recorded."""
     path: str
     label: str = ''
     exists: bool = True
@@ -143,7 +131,7 @@ class Run:
 
 def labels(dirs: List[str]) -> List[str]:
     """A short name a run: its kernel, with its variant or whole name
-    where that is needed to tell the runs apart."""
+    where needed to tell the runs apart."""
     for name_of in (lambda p: p.kernel,
                     lambda p: p.kernel + ('' if p.variant in ('', 'default')
                                           else f'-{p.variant}')):
@@ -154,7 +142,6 @@ def labels(dirs: List[str]) -> List[str]:
 
 
 def load(d: str, label: str, logs: str) -> Run:
-    """The facts of run directory d; its console logs are in logs."""
     run = Run(d, label, exists=os.path.isdir(d))
     if not run.exists:
         return run
@@ -199,7 +186,6 @@ def header(found: List[Run]) -> List[str]:
 
 
 def page_lines(found: List[Run]) -> List[str]:
-    """The geometry of each page size, and any source disagreeing."""
     out: List[str] = []
     seen = set()
     for r in found:
@@ -255,7 +241,6 @@ def results_lines(found: List[Run]) -> List[str]:
 
 
 def granules_used(e: formats.Entries) -> str:
-    """The letters of the granules e's buffer is mapped with."""
     pages = e.granule_pages()
     return ''.join(letter for name, letter in GRANULE_LETTERS
                    if pages.get(name))
@@ -272,8 +257,8 @@ def buffer_names(tests: List[str]) -> Dict[str, str]:
 
 def entries_group(group: List[Run], g: Geometry, check_width: bool = False
                   ) -> List[str]:
-    """The entries table of runs of one page size, and its checks; with
-    check_width, [] when the table does not fit in WIDTH unclipped."""
+    """The entries table of runs of one page size, and its checks; [] with
+    check_width when it does not fit in WIDTH unclipped."""
     values = {r.label: {e.test: e for e in r.entries} for r in group}
     kernels, tests = report.shown(values)
     if not tests:
@@ -354,8 +339,8 @@ def entries_lines(found: List[Run]) -> List[str]:
 
 
 def leaf_skips(text: str) -> List[Tuple[str, str]]:
-    """(case, reason) of each skipped leaf case of a KTAP document: a
-    result of the document's own tree with no deeper result before it."""
+    """(case, reason) of each skipped leaf case of a KTAP document's own
+    tree (no deeper result before it)."""
     out = []
     depth = -1
     for line in text.splitlines():
@@ -401,7 +386,6 @@ def skip_lines(found: List[Run]) -> List[str]:
 
 
 def shown_path(path: str) -> str:
-    """path relative to the working directory when it is below it."""
     rel = os.path.relpath(path)
     return path if rel.startswith('..') else rel
 
@@ -409,14 +393,11 @@ def shown_path(path: str) -> str:
 def mutation_lines(found: List[Run], mutants: str, patches: str
                    ) -> List[str]:
     out = ['Mutation score']
-    bases = [b for b in dict.fromkeys(r.parts.base for r in found
-                                      if r.exists)]
-    ran = os.path.isdir(mutants) and runs.run_dirs(mutants)
-    if not ran:
+    if not (os.path.isdir(mutants) and runs.run_dirs(mutants)):
         return out + [''] + wrap('Not run: no kill matrix in '
                                  f'{shown_path(mutants)}.', '  ')
     matrices = {m.base: m for m in matrix.matrices(mutants, patches)}
-    for base in bases:
+    for base in dict.fromkeys(r.parts.base for r in found if r.exists):
         m = matrices.get(base)
         if m is None or not any(r.suites for r in m.rows):
             out += [''] + wrap(f'Base {base or "unknown"}: not run (no '
@@ -426,9 +407,7 @@ def mutation_lines(found: List[Run], mutants: str, patches: str
             continue
         peers, ours = m.totals()
         targets = sorted({r.target for r in m.rows if r.target})
-        killed = {r.name for r in m.rows
-                  if any(v.killed for s, v in r.suites.items()
-                         if not matrix.is_peer(s))}
+        killed = m.killed(False)
         survived = [r.name for r in m.rows
                     if r.suites and r.name not in killed]
         not_run = [r.name for r in m.rows if not r.suites]
@@ -451,9 +430,8 @@ def mutation_lines(found: List[Run], mutants: str, patches: str
 def evidence(dirs: List[str], mutants: Optional[str] = None,
              patches: str = runs.PATCHES, logs: Optional[str] = None
              ) -> List[str]:
-    """The evidence of run directories dirs, as lines of at most WIDTH
-    columns.  Console logs and mutants default to those of the out/ tree
-    the first run is in; a run given twice is shown once."""
+    """The evidence of run directories dirs; logs and mutants default to
+    those of the first run's out/ tree."""
     dirs = list(dict.fromkeys(dirs))
     out_dir = os.path.dirname(os.path.dirname(os.path.abspath(dirs[0])))
     logs = logs or os.path.join(out_dir, 'logs')

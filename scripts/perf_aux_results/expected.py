@@ -1,20 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Committed expected results: a reference run judged case by case.
-
-A floor ("at least 25 passed") lets a reference kernel lose most of what it
-proves and still pass.  The expected results of a run name every case and
-its status, as a run of that base, target and variant gave it and a
-reviewer accepted: scripts/expected/<base>/<target>[-<variant>].txt, a
-line per case, "suite.case[.param] STATUS[|STATUS]" (SUCCESS, SKIPPED,
-FAILURE); a case that may end two ways (a skip for want of a free block in
-the guest) lists both.
-
-A run matches when every case it ran has one of its statuses and no case
-is missing or new.  make expected rewrites the files from the runs in
-out/results and prints the difference for review; the cases of a suite
-none of those runs ran (make check boots the strict variant with one
-suite only) stay as they were.
-"""
+"""Committed expected results, a run judged case by case:
+scripts/expected/<base>/<target>[-<variant>].txt, a line a case,
+"suite.case[.param] STATUS[|STATUS]"; a run matches when every case has one
+of its statuses and none is missing or new."""
 
 import difflib
 import os
@@ -28,7 +16,6 @@ HEADER = ('# Expected results of this run, case by case (make expected '
 
 
 def path_for(run_dir: str, root: str = EXPECTED) -> str:
-    """The expected results file of a run directory."""
     p = runs.parts(run_dir)
     name = p.target + (f'-{p.variant}' if p.variant != 'default' else '')
     return os.path.join(root, p.base, f'{name}.txt')
@@ -48,7 +35,6 @@ def cases(run_dir: str, suites: Optional[Set[str]] = None) -> Dict[str, str]:
 
 
 def read(path: str) -> Dict[str, Set[str]]:
-    """An expected results file: each case and the statuses it may have."""
     want: Dict[str, Set[str]] = {}
     with open(path) as f:
         for line in f:
@@ -67,8 +53,8 @@ def render(want: Dict[str, Set[str]]) -> str:
 
 def merge(run_dirs: Iterable[str],
           old: Optional[Dict[str, Set[str]]] = None) -> Dict[str, Set[str]]:
-    """The statuses each case had over several runs of one configuration,
-    and the cases of old whose suite none of the runs ran."""
+    """The statuses each case had over runs of one configuration, and the
+    cases of old whose suite none of them ran (a strict boot runs one)."""
     want: Dict[str, Set[str]] = {}
     ran: Set[str] = set()
     for d in run_dirs:
@@ -87,9 +73,8 @@ def _in(case: str, suites: Optional[Set[str]]) -> bool:
 
 def compare(run_dir: str, want: Dict[str, Set[str]],
             suites: Optional[Set[str]] = None) -> Tuple[List[str], int]:
-    """What differs between a run and its expected results, and how many
-    expected cases it matched.  With suites, only their cases on both
-    sides."""
+    """What differs between a run and its expected results (of suites, if
+    given), and how many expected cases it matched."""
     got = cases(run_dir, suites)
     if suites:
         want = {c: s for c, s in want.items() if _in(c, suites)}
@@ -108,7 +93,7 @@ def compare(run_dir: str, want: Dict[str, Set[str]],
 
 def check_line(run_dir: str, path: str,
                suites: Optional[Set[str]] = None) -> Tuple[bool, List[str]]:
-    """One verdict line (and the differences, a few) for make check."""
+    """One verdict line, and a few differences."""
     rel = os.path.relpath(path, runs.ROOT)
     if not os.path.isfile(path):
         return False, [f'{runs.name(run_dir)}: no expected results {rel}']
@@ -123,8 +108,8 @@ def check_line(run_dir: str, path: str,
 
 
 def write(run_dirs: List[str], root: str = EXPECTED) -> List[str]:
-    """Rewrites the expected results of each configuration among run_dirs
-    (runs of one configuration merged) and returns the unified diff."""
+    """Rewrites the expected results of each configuration of run_dirs
+    (make expected); the unified diff."""
     groups: Dict[str, List[str]] = {}
     for d in run_dirs:
         groups.setdefault(path_for(d, root), []).append(d)

@@ -1,11 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Every line format the glue reads, defined once.
-
-What the suites, the kselftest runner, the initramfs, lib/test_vmalloc.c
-and make run print, and how result directories are named; other
-modules match lines only through what is here.  Also the totals line that
-every summary ends with, and Markdown table cells.
-"""
+"""Every line format the glue reads, defined once: what the suites, the
+kselftest runner, the initramfs, lib/test_vmalloc.c and make run print,
+and how result directories are named."""
 
 import re
 from dataclasses import dataclass
@@ -35,11 +31,11 @@ VMAP_BENCH = re.compile(
     r'Summary: vmap_contig_chunks_test passed: ([0-9]+) failed: ([0-9]+) '
     r'.*loops: ([0-9]+) avg: ([0-9]+) usec')
 # The initramfs, before the kselftests.
-_KERNEL = re.compile(r'PERF_AUX: kernel (\S+), page size (.+?)\s*$')
+KERNEL = re.compile(r'PERF_AUX: kernel (\S+), page size (.+?)\s*$')
 # The kernel's boot parameters, early in every console log.
-_CMDLINE = re.compile(r'Kernel command line: (.*?)\s*$')
+CMDLINE = re.compile(r'Kernel command line: (.*?)\s*$')
 # make run's source.txt: "source: Debian linux-source-7.3 ...".
-_SOURCE = re.compile(r'^source: (.+?)\s*$')
+SOURCE = re.compile(r'^source: (.+?)\s*$')
 # pagesize_test: "entries 16 for 256 pages (PMD 0, cont 256, PTE 0), at
 # least 1" in a diagnostic, before the result line of its test.
 _ENTRIES = re.compile(r'entries ([0-9]+) for ([0-9]+) pages'
@@ -47,7 +43,7 @@ _ENTRIES = re.compile(r'entries ([0-9]+) for ([0-9]+) pages'
 # pagesize_test: "granule_map k=v ..." after a '# ', alone or after a
 # "file:line:test:"; its map= field is runs like "P1024,C64,T3".
 GRANULE_MAP = re.compile(r'^\s*#.*?[\s:]granule_map\s+(.*?)\s*$')
-GRANULE_RUN = re.compile(r'^([PCT])([0-9]+)$')
+GRANULE_RUNS = re.compile(r'[PCT][0-9]+(?:,[PCT][0-9]+)*')
 # A result directory: <kernel>-<base>-<target>[-<variant>]; a mutant's
 # "kernel" is its patch name, the unmutated one's "baseline".
 _RUN_NAME = re.compile(r'^(.+?)-([0-9]+\.[0-9]+)-(arm64-[0-9]+k|x86_64)'
@@ -77,7 +73,6 @@ class Result:
 
     @property
     def comment(self) -> str:
-        """The directive without its '#'."""
         return self.directive[1:].lstrip()
 
     def skip_reason(self) -> Optional[str]:
@@ -87,19 +82,14 @@ class Result:
 
     def renumbered(self, name: str) -> str:
         """The line as test 1 of a document, named name."""
-        status = 'ok' if self.ok else 'not ok'
-        return f'{status} 1 {name}' + (f' {self.directive}'
-                                       if self.directive else '')
+        return f'{"ok" if self.ok else "not ok"} 1 {name}' + (
+            f' {self.directive}' if self.directive else '')
 
 
 def result(line: str) -> Optional[Result]:
-    """The result line in line, or None."""
     m = _RESULT.match(line)
-    if not m:
-        return None
-    return Result(m.group('prefix'), m.group('status') == 'ok',
-                  int(m.group('number')), m.group('name'),
-                  m.group('directive') or '')
+    return m and Result(m['prefix'], m['status'] == 'ok', int(m['number']),
+                        m['name'], m['directive'] or '')
 
 
 def kselftest_binary(r: Result) -> Optional[Tuple[str, str]]:
@@ -111,21 +101,8 @@ def kselftest_binary(r: Result) -> Optional[Tuple[str, str]]:
 def bench(line: str) -> Optional[Dict[str, int]]:
     """The key=value numbers of a vmap_bench line, else None."""
     m = _BENCH.search(line)
-    if not m:
-        return None
-    return {k: int(v) for k, v in (kv.split('=') for kv in m.group(1).split())}
-
-
-def kernel(line: str) -> Optional[Tuple[str, str]]:
-    """(version, page size) of the initramfs's kernel line, else None."""
-    m = _KERNEL.search(line)
-    return (m.group(1), m.group(2)) if m else None
-
-
-def source(line: str) -> Optional[str]:
-    """What a source.txt line says the kernel source was, else None."""
-    m = _SOURCE.match(line)
-    return m.group(1) if m else None
+    return m and {k: int(v) for k, v in (kv.split('=')
+                                         for kv in m.group(1).split())}
 
 
 def source_parts(text: str) -> Tuple[str, str]:
@@ -135,23 +112,13 @@ def source_parts(text: str) -> Tuple[str, str]:
     return (tree, version) if sep else (text, '')
 
 
-def cmdline(line: str) -> Optional[str]:
-    """The boot parameters of a "Kernel command line:" line, else None."""
-    m = _CMDLINE.search(line)
-    return m.group(1) if m else None
-
-
 def page_bytes(size: str) -> Optional[int]:
-    """Bytes of the initramfs's page size ("4 kB": KernelPageSize), else
-    None."""
+    """Bytes of the initramfs's page size ("4 kB"), else None."""
     number, _, unit = size.partition(' ')
-    if not number.isdigit() or unit != 'kB':
-        return None
-    return int(number) * 1024
+    return int(number) * 1024 if number.isdigit() and unit == 'kB' else None
 
 
 def target_arch(target: str) -> str:
-    """The architecture of a target (perf_aux.lib's target_arch)."""
     return 'arm64' if target.startswith('arm64-') else target
 
 
@@ -176,8 +143,7 @@ class Entries:
     test: str = ''
 
     def granule_pages(self) -> Dict[str, int]:
-        """Pages per granule of the detail, {'PMD': a, 'cont': b, 'PTE':
-        c}; empty when the line had none."""
+        """{'PMD': a, 'cont': b, 'PTE': c} of the detail, if any."""
         out = {}
         for part in self.detail.split(','):
             name, _, number = part.strip().rpartition(' ')
@@ -188,13 +154,9 @@ class Entries:
 
 def entries(line: str) -> Optional[Entries]:
     """The entries diagnostic in line, else None."""
-    if not line.lstrip().startswith('#'):
-        return None
-    m = _ENTRIES.search(line)
-    if not m:
-        return None
+    m = line.lstrip().startswith('#') and _ENTRIES.search(line)
     return Entries(int(m.group(1)), int(m.group(2)), m.group(3) or '',
-                   m.group(4) or '')
+                   m.group(4) or '') if m else None
 
 
 @dataclass(frozen=True)
@@ -215,10 +177,8 @@ class RunName:
 def run_name(name: str) -> RunName:
     """The parts of name; a name of no known form is all kernel."""
     m = _RUN_NAME.match(name)
-    if not m:
-        return RunName(name, '', '', '')
     return RunName(m.group(1), m.group(2), m.group(3),
-                   m.group(4) or 'default')
+                   m.group(4) or 'default') if m else RunName(name, '', '', '')
 
 
 def base_key(base: str) -> tuple:
@@ -235,5 +195,4 @@ def totals(passed: int, failed: int, skipped: int) -> str:
 
 
 def md_cell(text: str) -> str:
-    """text as a cell of a Markdown table."""
     return text.replace('|', '\\|')

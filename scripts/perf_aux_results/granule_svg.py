@@ -1,18 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Granule maps of AUX buffers, from KTAP diagnostics to SVG pictures.
-
-pagesize_test prints, for a buffer it checks, one diagnostic line
-
-  # [file:line:test:]granule_map pmu=test_aux_large pages=1024 snapshot=0
-      page_size=4096 pmd_pages=512 cont_pages=16 map=P1024,C64,T3
-
-(on one line): in page order, runs of pages mapped by PMD blocks (P),
-cont-PTE blocks (C) and plain PTEs (T).  The KTAP result line that follows
-names the test, hence the buffer.  render() draws one map as a small,
-self-contained SVG: a bar over the pages, a segment a run coloured by
-granule, block boundaries inside PMD and cont-PTE runs, a legend and a
-caption with the size and the translation entries.
-"""
+"""Granule maps of AUX buffers, from pagesize_test's diagnostic lines
+"# [file:line:test:]granule_map pmu=test_aux_large pages=1024 snapshot=0
+page_size=4096 pmd_pages=512 cont_pages=16 map=P1024,C64,T3" (runs of
+pages mapped by PMD blocks, cont-PTE blocks, PTEs; named by the result line
+after it) to SVG: a bar of segments a run, block boundaries, a caption."""
 
 import math
 from dataclasses import dataclass, field
@@ -52,7 +43,6 @@ class GranuleMap:
 
     @property
     def size(self) -> int:
-        """The buffer's size in bytes."""
         return self.pages * self.page_size
 
     def block_pages(self, granule: str) -> int:
@@ -61,42 +51,25 @@ class GranuleMap:
         return pages if pages > 0 else 1
 
 
-def parse_runs(text: str) -> Optional[List[Tuple[str, int]]]:
-    """'P1024,C64,T3' as [('P', 1024), ('C', 64), ('T', 3)]; None if bad."""
-    runs = []
-    for token in text.split(','):
-        match = formats.GRANULE_RUN.match(token.strip())
-        if not match:
-            return None
-        runs.append((match.group(1), int(match.group(2))))
-    return runs
-
-
 def parse_line(line: str) -> Optional[GranuleMap]:
     """The granule map of one diagnostic line, or None if it holds none."""
     match = formats.GRANULE_MAP.match(line)
-    if not match:
-        return None
     fields = dict(kv.split('=', 1) for kv in match.group(1).split()
-                  if '=' in kv)
-    if 'map' not in fields or not all(k in fields for k in INT_FIELDS):
+                  if '=' in kv) if match else {}
+    if not all(k in fields for k in INT_FIELDS + ('map',)) or \
+            not formats.GRANULE_RUNS.fullmatch(fields['map']):
         return None
     try:
         ints = {k: int(fields[k]) for k in INT_FIELDS}
     except ValueError:
         return None
-    runs = parse_runs(fields['map'])
-    if not runs:
-        return None
-    return GranuleMap(pmu=fields.get('pmu', '?'), runs=runs, **ints)
+    return GranuleMap(pmu=fields.get('pmu', '?'), **ints, runs=[
+        (run[0], int(run[1:])) for run in fields['map'].split(',')])
 
 
 def parse_ktap(lines: Iterable[str]) -> List[GranuleMap]:
-    """Every granule map of a KTAP document, named by the result after it.
-
-    A test that prints several maps names them <test>, <test>-2, ...; a map
-    with no result line after it (the test died) is named by its PMU.
-    """
+    """Every granule map of a KTAP document, named by the result after it
+    (<test>, <test>-2, ...), else (the test died) by its PMU."""
     named, orphans = ktap.named_by_result(lines, parse_line)
     maps: List[GranuleMap] = []
     for test, found in named:
@@ -125,12 +98,8 @@ def entries(m: GranuleMap) -> int:
 
 def layout(pages: List[int], width: float = BAR_WIDTH,
            minimum: float = MIN_SEGMENT) -> List[float]:
-    """Widths of segments of these page counts, filling width exactly.
-
-    Widths are proportional to pages, except that a segment that would be
-    narrower than minimum gets minimum, and the others share what is left,
-    still in proportion to each other.
-    """
+    """Widths of segments of these page counts, filling width: in
+    proportion, but none narrower than minimum."""
     if not pages:
         return []
     minimum = min(minimum, width / len(pages))
@@ -150,16 +119,16 @@ def layout(pages: List[int], width: float = BAR_WIDTH,
 
 def human(size: int) -> str:
     """A byte count in the largest binary unit that keeps it >= 1."""
-    value = float(size)
-    for unit in ('bytes', 'KiB', 'MiB', 'GiB'):
-        if value < 1024 or unit == 'GiB':
-            return f'{value:.{0 if value.is_integer() else 1}f} {unit}'
-        value /= 1024
-    return f'{size} bytes'
+    value, unit = float(size), 'bytes'
+    for bigger in ('KiB', 'MiB', 'GiB'):
+        if value < 1024:
+            break
+        value, unit = value / 1024, bigger
+    return f'{value:.{0 if value.is_integer() else 1}f} {unit}'
 
 
 def caption(m: GranuleMap) -> List[str]:
-    """Two caption lines: the buffer, then its granules and entries."""
+    """The buffer; its granules and entries."""
     parts = []
     for granule, (pages, count) in blocks(m).items():
         part = f'{NAMES[granule]} {pages} pages'
@@ -217,7 +186,6 @@ def _legend() -> List[str]:
 
 
 def render(m: GranuleMap, title: str) -> str:
-    """The picture of one granule map, as a standalone SVG document."""
     lines = caption(m)
     y = BAR_Y + BAR_HEIGHT + 50
     body = ([f'<title>{escape(title)}</title>',

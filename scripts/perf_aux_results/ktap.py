@@ -1,11 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""KTAP: the kernel's kunit_parser, and console logs split per suite.
-
-kunit_parser.py comes from a kernel tree's tools/testing/kunit: the one in
-$KUNIT_TOOL_DIR, else the newest source tree in the cache
-($PERF_AUX_CACHE/src/<base>/).  Both its APIs work: 6.12's, which prints
-through a module-global printer, and the later one that takes a printer.
-"""
+"""KTAP: the kernel's kunit_parser (from $KUNIT_TOOL_DIR, else the
+newest $PERF_AUX_CACHE/src/<base>/tools/testing/kunit), and console logs
+split per suite."""
 
 import functools
 import glob
@@ -47,16 +43,16 @@ def _kunit() -> Tuple[Any, Any]:
 
 
 def kunit() -> Any:
-    """The kunit_parser module."""
     return _kunit()[0]
 
 
 def parse(text: str) -> Any:
-    """kunit_parser's tree of a KTAP document; a document cut off where the
-    parser gives up (a kernel killed mid-line) is a crashed test."""
+    """kunit_parser's tree of a KTAP document; one the parser gives up on
+    (a kernel killed mid-line) is a crashed test."""
     parser, quiet = _kunit()
     lines = text.splitlines()
     try:
+        # 6.12's parser prints through a module global, later ones take it.
         if 'printer' in inspect.signature(parser.parse_run_tests).parameters:
             return parser.parse_run_tests(lines, quiet)
         return parser.parse_run_tests(lines)
@@ -108,60 +104,50 @@ def split_kunit(log: Iterable[str]) -> Dict[str, str]:
 
 
 def split_kselftest(log: Iterable[str]) -> Dict[str, str]:
-    """Splits run_kselftest.sh output into each binary's own KTAP.
-
-    The runner prefixes every line a binary prints with '# ' and then prints
-    one result line of its own for the binary.  A binary that is missing, or
-    died before printing any result, becomes a one-case document with the
-    runner's verdict, so it is counted and never dropped.
-    """
+    """Splits run_kselftest.sh output (a binary's lines prefixed '# ', then
+    the runner's result line for it) into each binary's own KTAP; a binary
+    with no result of its own is one case, the runner's verdict."""
     suites: Dict[str, str] = {}
     body: List[str] = []
     for raw in log:
         line = raw.rstrip('\r\n')
         r = formats.result(line)
-        binary = formats.kselftest_binary(r) if r else None
-        if not r or not binary:
+        binary = r and formats.kselftest_binary(r)
+        if not binary:
             if line.startswith('# ') or line == '#':
                 body.append(line[2:])
             continue
         start = next((i for i, b in enumerate(body)
                       if formats.TAP_HEADER.match(b)), None)
         inner = body[start:] if start is not None else []
-        if any(formats.result(b) and formats.result(b).top for b in inner):
-            suites['.'.join(binary)] = '\n'.join(inner) + '\n'
-        else:
-            reason = f' # {r.comment}' if r.comment else ''
-            suites['.'.join(binary)] = (
-                f'KTAP version 1\n1..1\n{"ok" if r.ok else "not ok"} 1 '
-                f'{binary[1]}{reason}\n')
+        if not any(formats.result(b) and formats.result(b).top
+                   for b in inner):
+            inner = ['KTAP version 1', '1..1', f'{"ok" if r.ok else "not ok"}'
+                     f' 1 {binary[1]}' + (f' # {r.comment}' if r.comment
+                                           else '')]
+        suites['.'.join(binary)] = '\n'.join(inner) + '\n'
         body = []
     return suites
 
 
 def split_kunit_boot(log: Iterable[str]) -> Dict[str, str]:
-    """The KUnit boot's suites, and the vmap benchmark lib/test_vmalloc.c
-    ran in it (perf_aux.kunit) as the suite test_vmalloc: one case, the
-    time a diagnostic; none where the kernel ran no benchmark."""
+    """The KUnit boot's suites, and lib/test_vmalloc.c's vmap benchmark, if
+    it ran, as the suite test_vmalloc: one case, the time a diagnostic."""
     lines = list(log)
     suites = split_kunit(lines)
     m = next(filter(None, map(formats.VMAP_BENCH.search, lines)), None)
     if m:
         ok = int(m.group(1)) > 0 and int(m.group(2)) == 0
-        suites['test_vmalloc'] = '\n'.join([
-            'KTAP version 1', '1..1',
-            f'# vmap_bench: vmap_contig_chunks_usec={m.group(4)} '
-            f'loops={m.group(3)}',
-            f'{"ok" if ok else "not ok"} 1 vmap_contig_chunks_test']) + '\n'
+        suites['test_vmalloc'] = document(
+            [f'# vmap_bench: vmap_contig_chunks_usec={m.group(4)} '
+             f'loops={m.group(3)}'],
+            f'{"ok" if ok else "not ok"} 1 vmap_contig_chunks_test')
     return suites
 
 
 def split_test_vmalloc(log: Iterable[str]) -> Dict[str, str]:
-    """The peer lib/test_vmalloc.c (built in, run at boot) as a KTAP suite.
-
-    A case passes when it ran and nothing failed; no summary at all (the
-    boot crashed or hung before test_vmalloc finished) is one failed case.
-    """
+    """The peer lib/test_vmalloc.c as a KTAP suite: a case passes when it
+    ran and nothing failed; no summary at all is one failed case."""
     cases = []
     for line in log:
         m = formats.VMALLOC_SUMMARY.search(line)

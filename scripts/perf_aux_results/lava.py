@@ -84,7 +84,7 @@ def console(entries: Iterable[Dict[str, Any]]) -> Tuple[List[str],
                 part = tests
             continue
         for line in msg.splitlines() or ['']:
-            if part is boot and formats.kernel(line):
+            if part is boot and formats.KERNEL.search(line):
                 part = tests
             part.append(line.rstrip('\r'))
     return boot, tests

@@ -1,12 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""LAVA jobs on the host: schema checks, the broken variants the schema must
-refuse, and device dictionaries (scripts/lava/check.sh).
-
-lava_common (Debian's python3-lava-common, with python3-voluptuous) is
-imported only where needed.  The lab's per-device part of each device
-dictionary is a template under scripts/lava/devices/: only the QEMU one is
-used for a run; the boards' are stand-ins for lava-run --validate.
-"""
+"""LAVA jobs on the host: schema checks (lava_common, imported where
+needed), the broken variants the schema must refuse, and the device
+dictionaries of scripts/lava/devices/ (the boards' are stand-ins for
+lava-run --validate)."""
 
 import copy
 import os
@@ -32,22 +28,18 @@ def _load(path: str) -> Any:
         return yaml.safe_load(f)
 
 
-def validate_file(path: str) -> None:
-    """Raises what lava_common says is wrong with a job or test definition."""
-    job, testdef = _validators()
-    data = _load(path)
-    if isinstance(data, dict) and 'metadata' in data and 'run' in data:
-        testdef(data)
-    else:
-        job(data, strict=True)
-
-
 def validate_checks(paths: List[str]) -> List[Check]:
+    """Whether lava_common accepts each job or test definition."""
     checks = []
     for path in paths:
         what = f'schema accepts {os.path.relpath(path, ROOT)}'
         try:
-            validate_file(path)
+            job, testdef = _validators()
+            data = _load(path)
+            if isinstance(data, dict) and 'metadata' in data and 'run' in data:
+                testdef(data)
+            else:
+                job(data, strict=True)
             checks.append(Check(True, what, []))
         except Exception as e:  # noqa: BLE001
             checks.append(Check(False, what, [f'  {line}' for line in
@@ -59,19 +51,15 @@ def _first(job: Dict[str, Any], kind: str) -> Dict[str, Any]:
     return next(a[kind] for a in job['actions'] if kind in a)
 
 
-def _set(path: List[Any], value: Any) -> Callable[[Any], None]:
+def _edit(path: List[Any], value: Any = None) -> Callable[[Any], None]:
+    """Sets the value at path in a job, or without a value deletes it."""
     def apply(data: Any) -> None:
         for key in path[:-1]:
             data = data[key]
-        data[path[-1]] = value
-    return apply
-
-
-def _delete(path: List[Any]) -> Callable[[Any], None]:
-    def apply(data: Any) -> None:
-        for key in path[:-1]:
-            data = data[key]
-        del data[path[-1]]
+        if value is None:
+            del data[path[-1]]
+        else:
+            data[path[-1]] = value
     return apply
 
 
@@ -81,11 +69,11 @@ JOB = 'lava-jobs/jobs/qemu-arm64-4k.yaml'
 FVP = 'lava-jobs/jobs/fvp-revc-spe-trbe.yaml'
 TESTDEF = 'lava-jobs/perf-aux.yaml'
 REJECTS: List[Tuple[str, str, Callable[[Any], None]]] = [
-    ('job without visibility', JOB, _delete(['visibility'])),
-    ('job without job_name', JOB, _delete(['job_name'])),
-    ('job without a job timeout', JOB, _delete(['timeouts', 'job'])),
+    ('job without visibility', JOB, _edit(['visibility'])),
+    ('job without job_name', JOB, _edit(['job_name'])),
+    ('job without a job timeout', JOB, _edit(['timeouts', 'job'])),
     ('unknown context key (has_spe)', JOB,
-     _set(['context', 'has_spe'], True)),
+     _edit(['context', 'has_spe'], True)),
     ('action timeout above the job timeout', JOB,
      lambda j: _first(j, 'test').__setitem__('timeout', {'minutes': 600})),
     ('test definition name with a space', JOB,
@@ -104,13 +92,13 @@ REJECTS: List[Tuple[str, str, Callable[[Any], None]]] = [
     ('fvp boot arguments not a list', FVP,
      lambda j: _first(j, 'boot').__setitem__('arguments', '-C x=1')),
     ('test definition of another format', TESTDEF,
-     _set(['metadata', 'format'], 'Lava-Test Test Definition 2.0')),
+     _edit(['metadata', 'format'], 'Lava-Test Test Definition 2.0')),
     ('test definition without a name', TESTDEF,
-     _delete(['metadata', 'name'])),
+     _edit(['metadata', 'name'])),
     ('test definition run without steps', TESTDEF,
-     _set(['run'], {'commands': ['true']})),
+     _edit(['run'], {'commands': ['true']})),
     ('test definition with an unknown result in fixupdict', TESTDEF,
-     _set(['parse'], {'fixupdict': {'PASS': 'passed'}})),
+     _edit(['parse'], {'fixupdict': {'PASS': 'passed'}})),
 ]
 
 

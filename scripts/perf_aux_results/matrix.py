@@ -1,18 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The mutation matrix: which suite killed which kernel mutant, per base.
-
-Mutant patches are scripts/mutants/<family>/<name>.patch, or
-<family>/<base>/<name>.patch for a base of its own, their first line
-"Mutant: what it breaks".  A mutant's run directory is
-out/mutants/<name>-<base>-<target> (formats.run_name, with the patch name
-as kernel), and baseline-<base>-<target> is the unmutated kernel of that
-base: what fails there kills nothing.  Each base gets its own matrix.
-"""
+"""The mutation matrix, per base: which suite killed which kernel mutant
+(scripts/mutants/<family>/[<base>/]<name>.patch) in its run directory
+out/mutants/<name>-<base>-<target>, beyond what fails on the unmutated
+kernel, baseline-<base>-<target>."""
 
 import glob
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set
 
 from . import formats, runs
 from .ktap import read_text
@@ -37,9 +32,8 @@ def is_peer(suite: str) -> bool:
 
 
 def mutant_patches(patches: str, base: str = '') -> List[MutantRow]:
-    """A row a mutant of patches/<family>/, described by the first line of
-    its patch: <family>/<base>/<name>.patch where the base has its own
-    (the code it breaks moved there), else <family>/<name>.patch."""
+    """A row a mutant of patches/<family>/, described by its patch's first
+    line; <family>/<base>/<name>.patch is the base's own."""
     rows = []
     for family in sorted(glob.glob(os.path.join(patches, '*', ''))):
         found: Dict[str, str] = {}
@@ -55,12 +49,8 @@ def mutant_patches(patches: str, base: str = '') -> List[MutantRow]:
 
 def beyond_baseline(suites: Dict[str, SuiteVerdict],
                     base: Dict[str, SuiteVerdict]) -> Dict[str, SuiteVerdict]:
-    """Only what fails on the mutant and not on the unmutated kernel.
-
-    The peers fail some cases on every kernel here (test_vmalloc's
-    align_shift_alloc_test is meant to fail; perf_events cases that need
-    hardware breakpoints): those kill nothing.
-    """
+    """Only what fails on the mutant and not on the unmutated kernel (the
+    peers fail some cases on every kernel)."""
     out = {}
     for suite, v in suites.items():
         b = base.get(suite)
@@ -70,12 +60,6 @@ def beyond_baseline(suites: Dict[str, SuiteVerdict],
         new = [c for c in v.cases if c not in b.cases]
         out[suite] = SuiteVerdict(len(new), new)
     return out
-
-
-def bases(mutants: str) -> List[str]:
-    """The bases mutants ran on, the newest first; [''] if none did."""
-    found = runs.by_base(runs.run_dirs(mutants))
-    return [b for b in found if b] or ['']
 
 
 def matrix_rows(mutants: str, patches: str, base: str) -> List[MutantRow]:
@@ -130,29 +114,30 @@ class Matrix:
     def mutants(self) -> int:
         return len({r.name for r in self.rows})
 
-    def killed(self, peers: bool) -> int:
+    def killed(self, peers: bool) -> Set[str]:
         """Mutant patches that a suite of ours (or a peer's) killed."""
-        return len({r.name for r in self.rows
-                    if any(v.killed for s, v in r.suites.items()
-                           if is_peer(s) == peers)})
+        return {r.name for r in self.rows
+                if any(v.killed for s, v in r.suites.items()
+                       if is_peer(s) == peers)}
 
     @property
     def all_killed(self) -> bool:
-        return self.killed(False) == self.mutants
+        return len(self.killed(False)) == self.mutants
 
     def totals(self) -> List[str]:
         """The peers' line, then ours last: 'K killed of N'."""
         if any(is_peer(s) for r in self.rows for s in r.suites):
-            peers = f'{self.killed(True)} killed of {self.mutants} by the peers'
+            peers = (f'{len(self.killed(True))} killed of {self.mutants} by '
+                     'the peers')
         else:
             peers = 'peers not run'
-        return [peers, f'{self.killed(False)} killed of {self.mutants}']
+        return [peers, f'{len(self.killed(False))} killed of {self.mutants}']
 
 
 def matrices(mutants: str, patches: str) -> List[Matrix]:
-    """A matrix per base that mutants ran on, the newest first."""
-    return [Matrix(b, matrix_rows(mutants, patches, b))
-            for b in bases(mutants)]
+    """A matrix per base that mutants ran on (the newest first), or one."""
+    bases = [b for b in runs.by_base(runs.run_dirs(mutants)) if b] or ['']
+    return [Matrix(b, matrix_rows(mutants, patches, b)) for b in bases]
 
 
 def section(mutants: str, patches: str) -> List[str]:

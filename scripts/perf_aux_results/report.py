@@ -1,11 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The acceptance report: every run so far, in one Markdown file.
-
-Kernels (base, Debian source, version, page size), results per suite and
-run, then the comparisons of kernels per base, side by side: translation
-entries, the vmap benchmark, granule map pictures (report/*.svg beside the
-report, linked relatively); and the mutation matrix when mutants ran.
-"""
+"""The acceptance report of every run so far, in Markdown: kernels,
+results, the kernels of each base side by side (translation entries, vmap
+benchmark, granule maps in report/*.svg beside it), the mutation matrix."""
 
 import glob
 import os
@@ -51,8 +47,8 @@ def results_section(dirs: List[str]) -> List[str]:
 
 
 def comparisons(dirs: List[str]) -> List[Tuple[str, Dict[str, str]]]:
-    """What to put side by side: for each base (the newest first), the
-    runs of each target and variant, {kernel: run}, stock first."""
+    """For each base (the newest first), the runs of each target and
+    variant, {kernel: run}, stock first."""
     out = []
     for base, group in runs.by_base(dirs).items():
         setups: Dict[str, Dict[str, str]] = {}
@@ -80,13 +76,10 @@ def short_names(names: List[str]) -> Dict[str, str]:
 
 
 def shown(columns: Dict[str, Dict[str, T]]) -> Tuple[List[str], List[str]]:
-    """Of a column of {test: value} per kernel: the kernels with any value,
-    and every test in order of appearance."""
+    """Of {kernel: {test: value}}: the kernels with any value, and every
+    test in order of appearance."""
     kernels = [k for k in columns if columns[k]]
-    tests: List[str] = []
-    for k in kernels:
-        tests += [t for t in columns[k] if t not in tests]
-    return kernels, tests
+    return kernels, list(dict.fromkeys(t for k in kernels for t in columns[k]))
 
 
 def comparison_tables(
@@ -94,10 +87,9 @@ def comparison_tables(
         head: Callable[[List[str]], List[Tuple[str, str]]],
         row: Callable[[Dict[str, str], Dict[str, Optional[T]]], List[str]]
 ) -> List[str]:
-    """A table a comparison with values: a row a test, named short, a
-    column a kernel.  values_of(run) gives {test: value}; head(kernels) the
-    columns after the name, (title, alignment); row(runs, {kernel: value
-    or None}) the cells after the name."""
+    """A table a comparison: a row a test of values_of(run), a column a
+    kernel; head(kernels) the (title, alignment) of the columns after the
+    name, row(runs, {kernel: value or None}) their cells."""
     out: List[str] = []
     for heading, group in comparisons(dirs):
         values = {k: values_of(d) for k, d in group.items()}
@@ -116,7 +108,7 @@ def comparison_tables(
 
 
 def entries_values(text: str) -> List[formats.Entries]:
-    """The entries lines of a KTAP document, each named by its test."""
+    """The entries lines of a KTAP document, named by their test."""
     named, _ = ktap.named_by_result(text.splitlines(), formats.entries)
     for test, found in named:
         for e in found:
@@ -148,7 +140,6 @@ def entries_section(dirs: List[str]) -> List[str]:
 
 
 def bench_values(text: str) -> Dict[str, int]:
-    """The key=value numbers of the vmap_bench diagnostic line."""
     return next(filter(None, map(formats.bench, text.splitlines())), {})
 
 
@@ -185,7 +176,6 @@ def bench_section(dirs: List[str]) -> List[str]:
 
 
 def svg_name(run: str, test: str, used: set) -> str:
-    """A file name for one picture, unique among used."""
     base = re.sub(r'[^A-Za-z0-9._-]', '_', f'{run}-{test}')
     name, n = f'{base}.svg', 1
     while name in used:
@@ -198,7 +188,7 @@ def svg_name(run: str, test: str, used: set) -> str:
 def picture(svg_dir: str, run: str, m: Optional[granule_svg.GranuleMap],
             used: set) -> str:
     """A table cell: the picture of m, written into svg_dir, and its
-    caption; a dash for no map."""
+    caption."""
     if m is None:
         return '—'
     name = svg_name(run, m.test, used)
@@ -210,7 +200,6 @@ def picture(svg_dir: str, run: str, m: Optional[granule_svg.GranuleMap],
 
 
 def granule_section(dirs: List[str], report_dir: str) -> List[str]:
-    """Writes an SVG a granule map into report_dir/report; links them."""
     svg_dir = os.path.join(report_dir, 'report')
     for old in glob.glob(os.path.join(svg_dir, '*.svg')):
         os.remove(old)
@@ -232,7 +221,6 @@ def granule_section(dirs: List[str], report_dir: str) -> List[str]:
 
 def write_report(path: str, dirs: List[str], mutants: str, patches: str,
                  logs: str) -> None:
-    """The acceptance report at path, its pictures in report/ beside it."""
     report_dir = os.path.dirname(os.path.abspath(path))
     os.makedirs(report_dir, exist_ok=True)
     sections = [['# perf_aux acceptance report'], kernel_section(dirs, logs),

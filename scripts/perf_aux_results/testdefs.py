@@ -1,24 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The kselftests as Linaro test-definitions reports them, against the direct run.
-
-KernelCI and LKFT run kselftests through test-definitions'
-automated/linux/kselftest/kselftest.sh, whose parse-output.py turns
-run_kselftest.sh's nested TAP into "<name> <pass|fail|skip>" lines
-(output/result.txt).  scripts/initramfs/testdefs-init prints those lines
-between two markers; this module names each case of the direct run the way
-that parser does and compares the two, case by case.
-
-The naming, as parse-output.py at the pinned commit (integrations/README.md)
-does it: a program is "selftests: <collection>: <program>" with its
-"selftests:" dropped, a case is its description; a skipped one (ok with a
-SKIP directive) has the directive's reason appended; the name is then
-reduced to [A-Za-z0-9_-] (other runs become one "_", "[N]" goes, one
-leading and one trailing "_" go, "_-" becomes "__"); a case is named after
-its program, "<program>_<case>"; a repeated name gets "_dup<N>".
-"""
+"""The kselftests' "<name> <pass|fail|skip>" lines that test-definitions'
+kselftest.sh (parse-output.py, pinned in integrations/README.md) wrote and
+scripts/initramfs/testdefs-init printed, against the direct run's cases
+named the way that parser names them: a program "selftests: <collection>:
+<program>" without "selftests:", a case "<program>_<description>", a skip's
+reason appended, reduced to [A-Za-z0-9_-], a repeat "_dup<N>"."""
 
 import os
 import re
+from collections import Counter
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from . import ktap
@@ -54,8 +44,7 @@ def name_of(desc: str, directive: str, ok: bool) -> Tuple[str, str]:
 
 
 def reported(log_lines: Iterable[str]) -> Optional[Results]:
-    """{name: result} the guest printed from output/result.txt; None when
-    the markers are missing (the run did not get that far)."""
+    """{name: result} the guest printed; None without both markers."""
     out: Results = {}
     inside = False
     done = False
@@ -81,8 +70,7 @@ def _tap(line: str) -> Optional[Tuple[str, str, bool]]:
 
 
 def program_results(kselftest_log: Iterable[str]) -> List[Tuple[str, str, bool]]:
-    """The direct run's program lines (run_kselftest.sh's outer TAP), in
-    the order they ran: (program, directive, ok)."""
+    """(program, directive, ok) of run_kselftest.sh's outer TAP lines."""
     out = []
     for line in kselftest_log:
         t = _tap(line.strip())
@@ -95,9 +83,8 @@ def program_results(kselftest_log: Iterable[str]) -> List[Tuple[str, str, bool]]
 
 
 def expected(results_dir: str, kselftest_log: Iterable[str]) -> Results:
-    """The direct run's kselftest cases, named as test-definitions names
-    them, its shard line included (kselftest.sh reports the collection's
-    shard as passed before it runs it)."""
+    """The direct run's kselftest cases as test-definitions names them,
+    with the collection's shard, which kselftest.sh reports passed."""
     suites = ktap.read_suites(results_dir)
     want: Results = {f'shardfile-{COLLECTION}': 'pass'}
     seen: Dict[str, int] = {}
@@ -128,8 +115,7 @@ def compare(want: Results, got: Optional[Results]) -> Tuple[bool, List[str]]:
         w, g = want.get(name, 'absent'), got.get(name, 'absent')
         if w != g:
             lines.append(f'# {name}: direct run {w}, test-definitions {g}')
-    counts = {r: sum(1 for v in got.values() if v == r)
-              for r in ('pass', 'fail', 'skip')}
+    counts = Counter(got.values())
     head = (f'test-definitions kselftest.sh on Debian: {len(got)} results '
             f'({counts["pass"]} pass, {counts["fail"]} fail, '
             f'{counts["skip"]} skip), {len(lines)} differing from the '
@@ -138,7 +124,6 @@ def compare(want: Results, got: Optional[Results]) -> Tuple[bool, List[str]]:
 
 
 def check(log: str, results_dir: str, kselftest_log: str) -> Tuple[bool, List[str]]:
-    """The comparison for make check-full's testdefs stage."""
     with open(log, encoding='utf-8', errors='replace') as f:
         got = reported(f)
     with open(kselftest_log, encoding='utf-8', errors='replace') as f:

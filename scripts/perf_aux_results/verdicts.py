@@ -1,14 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Verdicts from parsed KTAP: counts, expectations, flakes, kills.
-
-Every verdict is decided on kunit_parser's tree (and, for skip reasons,
-which 6.12's parser drops, on the result lines of formats); the lines
-printed only report it.
-"""
+"""Verdicts from kunit_parser's tree of KTAP (skip reasons, which 6.12's
+parser drops, from the result lines): counts, expectations, flakes, kills."""
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from . import formats, ktap, runs
 
@@ -24,7 +20,6 @@ class SuiteResult:
 
     @property
     def failures(self) -> int:
-        """Failed, crashed and unparsable cases."""
         return self.failed + self.errors
 
     @property
@@ -33,7 +28,6 @@ class SuiteResult:
 
 
 def count(name: str, text: str) -> SuiteResult:
-    """Counts the leaf cases of one KTAP document."""
     test = ktap.parse(text)
     c = test.counts
     result = SuiteResult(name, c.passed, c.failed + c.crashed, c.skipped,
@@ -44,7 +38,6 @@ def count(name: str, text: str) -> SuiteResult:
 
 
 def collect(d: str) -> List[SuiteResult]:
-    """The counts of every suite of a results directory."""
     return [count(s, text) for s, text in ktap.read_suites(d).items()]
 
 
@@ -66,11 +59,8 @@ def summary(dirs: List[str]) -> Tuple[List[str], SuiteResult]:
 
 @dataclass
 class Expectation:
-    """What a suite's outcome must be (make check).
-
-    failure: True, some case must fail; False, none may; None, either.
-    """
-    failure: Optional[bool]
+    """What a suite's outcome must be (make check)."""
+    failure: Optional[bool]  # some case must fail; none may; None: either
     min_passed: int = 0
     min_skipped: int = 0
     skip_reason: Optional[str] = None
@@ -128,16 +118,12 @@ def expect(d: str, suite: str, want: Expectation) -> Tuple[bool, str]:
 
 def case_results(text: str) -> Dict[str, str]:
     """Each leaf case of a KTAP document by its dotted path: its status."""
-    cases: Dict[str, str] = {}
-
-    def walk(test: Any, path: List[str]) -> None:
+    def walk(test: Any, path: List[str]) -> Iterator[Tuple[str, str]]:
         if not test.subtests:
-            cases['.'.join(path)] = test.status.name
+            yield '.'.join(path), test.status.name
         for sub in test.subtests:
-            walk(sub, path + [sub.name])
-
-    walk(ktap.parse(text), [])
-    return cases
+            yield from walk(sub, path + [sub.name])
+    return dict(walk(ktap.parse(text), []))
 
 
 @dataclass
@@ -158,11 +144,8 @@ class Flakes:
 
 
 def flakes(rounds: List[str], exclude: Tuple[str, ...] = ()) -> Flakes:
-    """Cases whose result is not the same in every round directory.
-
-    Suites in exclude are left out: those one of the runs compared has a
-    reason of its own to run differently.
-    """
+    """Cases whose result is not the same in every round directory, but
+    in the suites of exclude (one of the runs has a reason to differ)."""
     found = Flakes(len(rounds))
     for i, rnd in enumerate(rounds):
         for suite, text in ktap.read_suites(rnd).items():
@@ -186,11 +169,9 @@ class SuiteVerdict:
 
 
 def failing_cases(test: Any, skip: Tuple[str, ...]) -> List[str]:
-    """Dotted names of the innermost failed or crashed tests under test.
-
-    Tests in skip (the parser's root, the suite) add no name; a test the
-    kernel died before reaching has none and is called 'crashed'.
-    """
+    """Dotted names of the innermost failed or crashed tests under test;
+    those in skip (the parser's root, the suite) add no name, one with no
+    name (the kernel died before it) is 'crashed'."""
     status = ktap.kunit().TestStatus
     if test.status not in (status.FAILURE, status.TEST_CRASHED):
         return []
@@ -204,10 +185,9 @@ def failing_cases(test: Any, skip: Tuple[str, ...]) -> List[str]:
 def suite_verdict(suite: str, text: str) -> SuiteVerdict:
     cases = failing_cases(ktap.parse(text), ('main', suite))
     return SuiteVerdict(count(suite, text).failures,
-                        [c for i, c in enumerate(cases) if c not in cases[:i]])
+                        list(dict.fromkeys(cases)))
 
 
 def run_verdicts(d: str) -> Dict[str, SuiteVerdict]:
-    """Each suite's verdict in one (mutant) run directory."""
     return {s: suite_verdict(s, text)
             for s, text in ktap.read_suites(d).items()}

@@ -155,11 +155,11 @@ class FormatsTest(unittest.TestCase):
         self.assertEqual(('odd', ''), formats.source_parts('odd'))
 
     def test_cmdline_of_a_console_line(self) -> None:
-        self.assertEqual('console=ttyAMA0 panic=-1',
-                         formats.cmdline('[    0.000000] Kernel command '
-                                         'line: console=ttyAMA0 panic=-1 \r'))
-        self.assertIsNone(formats.cmdline('PERF_AUX: kernel 7.3, page size '
-                                          '4 kB'))
+        self.assertEqual('console=ttyAMA0 panic=-1', formats.CMDLINE.search(
+            '[    0.000000] Kernel command line: console=ttyAMA0 panic=-1 '
+            '\r')[1])
+        self.assertIsNone(formats.CMDLINE.search('PERF_AUX: kernel 7.3, page '
+                                                 'size 4 kB'))
 
     def test_granule_pages_of_an_entries_line(self) -> None:
         e = formats.entries('# entries 5 for 2179 pages (PMD 2048, cont 128,'

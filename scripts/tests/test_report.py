@@ -16,7 +16,7 @@ from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perf_aux_results import granule_svg, runs  # noqa: E402
+from perf_aux_results import granule_svg, report, runs  # noqa: E402
 from test_results import run_main  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), 'test_data', 'report')
@@ -306,12 +306,9 @@ class ReportTest(unittest.TestCase):
         self.tmp.cleanup()
 
     def report(self) -> str:
-        rc, _ = run_main('report', '--results',
-                         os.path.join(self.out, 'results'),
-                         '--out', self.path, '--patches', PATCHES,
-                         '--mutants', os.path.join(self.out, 'mutants'),
-                         '--logs', os.path.join(self.out, 'logs'))
-        self.assertEqual(0, rc)
+        report.write_report(self.path, runs.run_dirs(
+            os.path.join(self.out, 'results')), os.path.join(
+                self.out, 'mutants'), PATCHES, os.path.join(self.out, 'logs'))
         with open(self.path) as f:
             return f.read()
 
