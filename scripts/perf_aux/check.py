@@ -47,7 +47,7 @@ BESIDE = '--beside'
 SUITES_LINE = re.compile(r'^[0-9]* passed, ')
 STAGE_TIME = 'stage time: '
 # What beside_start runs: this module again (a test puts a stand-in here).
-BESIDE_COMMAND = [sys.executable, '-m', 'perf_aux.check']
+BESIDE_COMMAND = [sys.executable, '-m', 'perf_aux', 'check']
 
 
 class Check:
@@ -615,7 +615,3 @@ def main(argv: Optional[List[str]] = None) -> int:
                            '--out', page)):
         print(f'perf_aux: warning: no {page}', file=sys.stderr)
     return rc
-
-
-if __name__ == '__main__':
-    sys.exit(main())

@@ -417,7 +417,3 @@ def deps(targets: Sequence[str]) -> int:
 def main(argv: Optional[List[str]] = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     return shell.entry(lambda: deps(args))
-
-
-if __name__ == '__main__':
-    sys.exit(main())

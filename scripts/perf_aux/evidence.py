@@ -8,7 +8,6 @@ out/results.  Written to out/evidence-<run>.txt and shown.
 """
 
 import os
-import sys
 from typing import List, Optional
 
 from . import lib
@@ -31,7 +30,3 @@ def main(argv: Optional[List[str]] = None) -> int:
     if rc:
         return rc
     return tool(['cat', out])
-
-
-if __name__ == '__main__':
-    sys.exit(main())

@@ -19,7 +19,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from typing import List, Optional
 
 from . import lib, shell
@@ -148,7 +147,3 @@ def fixes() -> int:
 def main(argv: Optional[List[str]] = None) -> int:
     del argv
     return shell.entry(fixes)
-
-
-if __name__ == '__main__':
-    sys.exit(main())

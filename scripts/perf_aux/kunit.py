@@ -364,7 +364,3 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     return shell.entry(lambda: kunit(args[0], args[1], args[2], args[3],
                                      args[4:]))
-
-
-if __name__ == '__main__':
-    sys.exit(main())

@@ -96,7 +96,3 @@ def repeat(rounds: int) -> int:
 def main(argv: Optional[List[str]] = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     return shell.entry(lambda: repeat(int(args[0]) if args and args[0] else 5))
-
-
-if __name__ == '__main__':
-    sys.exit(main())

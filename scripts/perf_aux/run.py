@@ -16,7 +16,6 @@ Exit: 0 when nothing failed and no console holds a kernel report.
 
 import os
 import shutil
-import sys
 from typing import List, Optional
 
 from . import lib, shell
@@ -91,7 +90,3 @@ def job() -> int:
 def main(argv: Optional[List[str]] = None) -> int:
     del argv
     return shell.entry(job)
-
-
-if __name__ == '__main__':
-    sys.exit(main())

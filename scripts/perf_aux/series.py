@@ -878,7 +878,3 @@ def series(argv: Sequence[str]) -> None:
 def main(argv: Optional[List[str]] = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     return shell.entry(lambda: series(args) or 0)
-
-
-if __name__ == '__main__':
-    sys.exit(main())

@@ -12,7 +12,6 @@ again.  soak_test's harness timeout bounds one soak (SOAK_MAX_SECONDS).
 
 import os
 import re
-import sys
 from typing import List, Optional
 
 from . import lib, run, shell
@@ -59,7 +58,3 @@ def soak() -> int:
 def main(argv: Optional[List[str]] = None) -> int:
     del argv
     return shell.entry(soak)
-
-
-if __name__ == '__main__':
-    sys.exit(main())

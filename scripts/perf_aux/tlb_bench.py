@@ -363,7 +363,3 @@ def main(argv: Optional[List[str]] = None) -> int:
     except Fatal as e:
         print(f'tlb-bench: error: {e}', file=sys.stderr)
         return e.status
-
-
-if __name__ == '__main__':
-    sys.exit(main())

@@ -506,7 +506,3 @@ def main(argv: Optional[List[str]] = None) -> int:
         return usage_error('1', USAGE)
     return shell.entry(lambda: kernel_tree(args[0], args[1]
                                            if len(args) > 1 else ''))
-
-
-if __name__ == '__main__':
-    sys.exit(main())
