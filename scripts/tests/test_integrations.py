@@ -57,14 +57,14 @@ class PatchFormTest(unittest.TestCase):
     def test_patches_parse(self) -> None:
         for name in check.PATCHES:
             with self.subTest(patch=name):
-                files = check.parse_patch(read(name))
-                self.assertTrue(files)
-                for fp in files:
-                    self.assertTrue(fp.hunks, fp.path)
-                    # Additions only: the upstream lines stay as they are.
-                    removed = [line for h in fp.hunks for line in h.lines
-                               if line.startswith('-')]
-                    self.assertEqual([], removed, fp.path)
+                blocks = check.added_blocks(read(name))
+                self.assertTrue(blocks)
+                self.assertTrue(all(added for _, added in blocks))
+                # Additions only: the upstream lines stay as they are.
+                removed = [line for line in read(name).split('\n')
+                           if line.startswith('-') and
+                           not line.startswith(('---', '-- '))]
+                self.assertEqual([], removed)
 
     def test_each_patch_names_its_pin(self) -> None:
         for name, key in check.PATCHES.items():
@@ -78,21 +78,20 @@ class PatchFormTest(unittest.TestCase):
                 self.assertRegex(readme, rf'{re.escape(repo)} \| `{commit}`')
 
     def test_parser_takes_good(self) -> None:
-        (fp,) = check.parse_patch(GOOD)
-        self.assertEqual('config/x.yaml', fp.path)
-        self.assertEqual([['b: 2']], fp.added())
+        self.assertEqual([('config/x.yaml', ['b: 2'])],
+                         check.added_blocks(GOOD))
 
     def test_parser_rejects_short_hunk(self) -> None:
         with self.assertRaises(ValueError):
-            check.parse_patch(GOOD.replace('+1,3 @@', '+1,4 @@'))
+            check.added_blocks(GOOD.replace('+1,3 @@', '+1,4 @@'))
 
     def test_parser_rejects_bad_line(self) -> None:
         with self.assertRaises(ValueError):
-            check.parse_patch(GOOD.replace('+b: 2', '*b: 2'))
+            check.added_blocks(GOOD.replace('+b: 2', '*b: 2'))
 
     def test_parser_rejects_no_diff(self) -> None:
         with self.assertRaises(ValueError):
-            check.parse_patch('just text\n')
+            check.added_blocks('just text\n')
 
 
 @unittest.skipUnless(HAVE_YAML, 'no python3-yaml')
@@ -106,8 +105,9 @@ class FragmentTest(unittest.TestCase):
                 self.assertEqual([], check.fragment_problems(name))
 
     def job(self) -> dict:
-        (jobs,) = [a for fp in check.read_patch('kernelci-pipeline.patch')
-                   if fp.path == 'config/jobs.yaml' for a in fp.added()]
+        (jobs,) = [a for path, a in check.added_blocks(
+            check.read_patch('kernelci-pipeline.patch'))
+            if path == 'config/jobs.yaml']
         return check.yaml_fragment(jobs)
 
     def test_job_entry(self) -> None:
@@ -141,9 +141,9 @@ class FragmentTest(unittest.TestCase):
         self.assertEqual({'j': {'x': 1}}, frag)
 
     def test_unbalanced_template_caught(self) -> None:
-        (fp,) = check.parse_patch(GOOD.replace('x.yaml', 'x.jinja2')
-                                  .replace('+b: 2', '+{%- if a %}'))
-        self.assertTrue(check.jinja_problems(fp))
+        ((path, added),) = check.added_blocks(
+            GOOD.replace('x.yaml', 'x.jinja2').replace('+b: 2', '+{%- if a %}'))
+        self.assertTrue(check.jinja_problems(path, added))
 
 
 @unittest.skipUnless(have_mirrors(), NO_MIRRORS)
