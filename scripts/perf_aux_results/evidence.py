@@ -6,23 +6,18 @@ here from the page size, skips by reason, and the base's mutation score."""
 
 import os
 import textwrap
-from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from . import formats, granule_svg, ktap, matrix, report, runs
+from . import ktap, report, runs
 from .verdicts import collect, suite_verdict
 
 WIDTH = 72
 # Binds a number to its unit: textwrap breaks lines at ASCII spaces only.
 NBSP = '\u00a0'
-KIB = 1024
-MIB = 1024 * KIB
-GIB = 1024 * MIB
 # arm64's CONT_PTES: the PTEs one contiguous-bit block spans, per page size
 # (64 KiB at 4K, 2 MiB at 16K and 64K).
-CONT_PTE_PAGES = {4 * KIB: 16, 16 * KIB: 128, 64 * KIB: 32}
-PAGESIZE_SUITE = 'perf_aux.pagesize_test'
-# One letter a granule in the entries table (those of granule_svg's maps).
+CONT_PTE_PAGES = {4096: 16, 16384: 128, 65536: 32}
+# One letter a granule in the entries table.
 GRANULE_LETTERS = (('PMD', 'P'), ('cont', 'C'), ('PTE', 'T'))
 # What a reader must know of a synthetic PMU (lib/test_aux_pmu.c) to read
 # its buffers' entries.
@@ -30,8 +25,7 @@ PMU_NOTES = {'test_aux_none': 'no AUX capability, order-0 pages: not '
              'expected at the minimum'}
 
 
-@dataclass(frozen=True)
-class Geometry:
+class Geometry(NamedTuple):
     """The translation granules of one page size, in bytes."""
     page: int
     pmd: int
@@ -63,10 +57,10 @@ def least_entries(size: int, g: Geometry) -> int:
 
 def size_text(size: int) -> str:
     """1 MiB, 64 KiB, 4097 B: the largest unit that divides size."""
-    for unit, name in ((GIB, 'GiB'), (MIB, 'MiB'), (KIB, 'KiB')):
-        if size >= unit and size % unit == 0:
-            return f'{size // unit}{NBSP}{name}'
-    return f'{size}{NBSP}B'
+    for shift, unit in ((30, 'GiB'), (20, 'MiB'), (10, 'KiB'), (0, 'B')):
+        if size >> shift and size % (1 << shift) == 0 or not shift:
+            return f'{size >> shift}{NBSP}{unit}'
+    return ''
 
 
 def wrap(text: str, indent: str = '', more: Optional[str] = None
@@ -76,57 +70,53 @@ def wrap(text: str, indent: str = '', more: Optional[str] = None
                          break_on_hyphens=False) or [indent.rstrip()]
 
 
-def natural_width(header: List[str], rows: List[List[str]],
-                  indent: str = '  ') -> int:
-    """The width of table(header, rows) with nothing clipped."""
-    widths = [max(len(c) for c in col) for col in zip(header, *rows)]
-    return len(indent) + sum(widths) + 2 * (len(widths) - 1)
-
-
-def table(header: List[str], rows: List[List[str]], indent: str = '  '
-          ) -> List[str]:
+def table(header: List[str], rows: List[List[str]], indent: str = '  ',
+          fit: bool = False) -> List[str]:
     """Fixed-width columns, the first left-aligned and clipped ('~') to
-    fit in WIDTH, the rest right-aligned."""
+    fit in WIDTH, the rest right-aligned; with fit, [] unless it fits
+    unclipped."""
     widths = [max(len(c) for c in col) for col in zip(header, *rows)]
     rest = sum(widths[1:]) + 2 * (len(widths) - 1) + len(indent)
+    if fit and rest + widths[0] > WIDTH:
+        return []
     widths[0] = max(8, min(widths[0], WIDTH - rest))
-    out = []
-    for row in [header] + rows:
-        first = row[0] if len(row[0]) <= widths[0] else \
-            row[0][:widths[0] - 1] + '~'
-        cells = [first.ljust(widths[0])]
-        cells += [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
-        out.append((indent + '  '.join(cells)).rstrip())
-    return out
+    return [(indent + '  '.join(
+        [(row[0] if len(row[0]) <= widths[0] else
+          row[0][:widths[0] - 1] + '~').ljust(widths[0])]
+        + [c.rjust(w) for c, w in zip(row[1:], widths[1:])])).rstrip()
+        for row in [header] + rows]
 
 
-@dataclass
-class Run:
+class Run(NamedTuple):
     """What one run directory recorded."""
     path: str
-    label: str = ''
-    exists: bool = True
+    label: str
+    exists: bool
     tree: str = 'unknown'
     version: str = 'unknown'
-    boots: List[Tuple[str, str]] = field(default_factory=list)
-    page: Optional[int] = None
-    page_sources: Dict[str, int] = field(default_factory=dict)
-    entries: List[formats.Entries] = field(default_factory=list)
-    maps: List[granule_svg.GranuleMap] = field(default_factory=list)
+    boots: List[Tuple[str, str]] = []
+    page_sources: Dict[str, int] = {}
+    entries: Dict[str, ktap.Entries] = {}
+    maps: List[Tuple[str, Dict[str, Any]]] = []   # (test, granule map)
 
     @property
     def name(self) -> str:
         return runs.name(self.path)
 
     @property
-    def parts(self) -> formats.RunName:
+    def parts(self) -> runs.RunName:
         return runs.parts(self.path)
 
     @property
+    def page(self) -> Optional[int]:
+        """The page size as the run shows it, the test's own first."""
+        return next(iter(self.page_sources.values()), None)
+
+    @property
     def geometry(self) -> Optional[Geometry]:
-        if self.page is None:
-            return None
-        return geometry(self.page, formats.target_arch(self.parts.target))
+        arm64 = self.parts.target.startswith('arm64-')
+        return geometry(self.page, 'arm64' if arm64 else self.parts.target) \
+            if self.page else None
 
 
 def labels(dirs: List[str]) -> List[str]:
@@ -141,30 +131,40 @@ def labels(dirs: List[str]) -> List[str]:
     return [runs.name(d) for d in dirs]
 
 
+def target_page_size(target: str) -> Optional[int]:
+    """The page size a target's name promises ("arm64-16k"), else None."""
+    size = target.removeprefix('arm64-')
+    if target == 'x86_64':
+        return 4096
+    ok = target.startswith('arm64-') and size[:-1].isdigit() and \
+        size.endswith('k')
+    return int(size[:-1]) * 1024 if ok else None
+
+
 def load(d: str, label: str, logs: str) -> Run:
-    run = Run(d, label, exists=os.path.isdir(d))
-    if not run.exists:
-        return run
-    run.tree, run.version = formats.source_parts(runs.source(d))
+    if not os.path.isdir(d):
+        return Run(d, label, False)
+    name = runs.name(d)
+    tree, sep, version = runs.source(d).rpartition(', version ')
+    tree, version = (tree, version) if sep else (version, '')
     kernel_version, page = runs.kernel_info(
-        os.path.join(logs, f'{run.name}-kselftest.log'))
-    if kernel_version != 'unknown':
-        run.version = kernel_version
-    for boot in ('kunit', 'kselftest'):
-        path = os.path.join(logs, f'{run.name}-{boot}.log')
-        found = runs.boot_params(path)
-        if found is not None:
-            run.boots.append(('KUnit' if boot == 'kunit' else boot, found))
-    text = report.suite_text(d, PAGESIZE_SUITE)
-    run.entries = report.entries_values(text)
-    run.maps = granule_svg.parse_ktap(text.splitlines())
-    # The page size as the run shows it, the test's own first.
-    sources = [('pagesize_test', next((m.page_size for m in run.maps), None)),
-               ('kernel log', formats.page_bytes(page)),
-               ('target name', formats.target_page_size(run.parts.target))]
-    run.page_sources = {k: v for k, v in sources if v}
-    run.page = next(iter(run.page_sources.values()), None)
-    return run
+        os.path.join(logs, f'{name}-kselftest.log'))
+    boots = [(shown, found) for boot, shown in (('kunit', 'KUnit'),
+                                                ('kselftest', 'kselftest'))
+             if (found := runs.boot_params(os.path.join(
+                 logs, f'{name}-{boot}.log'))) is not None]
+    text = ktap.suite_text(d, 'perf_aux.pagesize_test').splitlines()
+    named, orphans = ktap.named_by_result(text, ktap.granule_map)
+    maps = [(test + (f'-{i + 1}' if i else ''), m) for test, found in named
+            for i, m in enumerate(found)] + [(m['pmu'], m) for m in orphans]
+    number, _, unit = page.partition(' ')
+    sources = [('pagesize_test', maps[0][1]['page_size'] if maps else None),
+               ('kernel log', int(number) * 1024 if number.isdigit()
+                and unit == 'kB' else None),
+               ('target name', target_page_size(runs.parts(d).target))]
+    return Run(d, label, True, tree, version if kernel_version == 'unknown'
+               else kernel_version, boots, {k: v for k, v in sources if v},
+               report.entries_of(d), maps)
 
 
 def header(found: List[Run]) -> List[str]:
@@ -176,22 +176,19 @@ def header(found: List[Run]) -> List[str]:
         p = r.parts
         page = size_text(r.page) if r.page else 'unknown size'
         out += wrap(f'{r.label}: kernel {r.version} ({r.name})')
-        out += wrap(f'tree: {r.tree}', '  ', '    ')
-        out += wrap(f'base {p.base or "unknown"}, target '
-                    f'{p.target or "unknown"}, {page} pages, variant '
-                    f'{p.variant or "unknown"}', '  ', '    ')
-        for boot, params in r.boots:
-            out += wrap(f'{boot} boot: {params}', '  ', '    ')
+        for line in [f'tree: {r.tree}', f'base {p.base or "unknown"}, target '
+                     f'{p.target or "unknown"}, {page} pages, variant '
+                     f'{p.variant or "unknown"}'] + [
+                         f'{boot} boot: {params}' for boot, params in r.boots]:
+            out += wrap(line, '  ', '    ')
     return out
 
 
 def page_lines(found: List[Run]) -> List[str]:
     out: List[str] = []
     seen = set()
-    for r in found:
+    for r in (r for r in found if r.exists):
         g = r.geometry
-        if not r.exists:
-            continue
         if g is None:
             out += wrap(f'{r.label}: page size unknown (no pagesize_test '
                         'map, kernel log or known target)')
@@ -199,26 +196,24 @@ def page_lines(found: List[Run]) -> List[str]:
         if len(set(r.page_sources.values())) > 1:
             said = ', '.join(f'{k} {size_text(v)}'
                              for k, v in r.page_sources.items())
-            out += wrap(f'! {r.label}: page sizes disagree: {said}', '',
-                        '  ')
+            out += wrap(f'! {r.label}: page sizes disagree: {said}', '', '  ')
         if g not in seen:
             seen.add(g)
             out += wrap(g.describe())
-        for m in r.maps:
-            if (m.pmd_pages, max(m.cont_pages, 1)) != (
+        for test, m in r.maps:
+            if (m['pmd_pages'], max(m['cont_pages'], 1)) != (
                     g.pmd // g.page, g.cont // g.page):
-                out += wrap(f'! {r.label} {m.test}: the kernel reports '
-                            f'{m.pmd_pages}-page PMDs and {m.cont_pages}-page '
-                            'cont blocks, not those', '', '  ')
+                out += wrap(f'! {r.label} {test}: the kernel reports '
+                            f'{m["pmd_pages"]}-page PMDs and '
+                            f'{m["cont_pages"]}-page cont blocks, not those',
+                            '', '  ')
                 break
     return out
 
 
 def results_lines(found: List[Run]) -> List[str]:
     out = ['Results (pass, fail, skip per suite)']
-    for r in found:
-        if not r.exists:
-            continue
+    for r in (r for r in found if r.exists):
         suites = collect(r.path)
         out += ['', f'  {r.label}:']
         if not suites:
@@ -226,24 +221,16 @@ def results_lines(found: List[Run]) -> List[str]:
             continue
         rows = [[s.name, str(s.passed), str(s.failures), str(s.skipped)]
                 for s in suites]
-        rows.append(['total', str(sum(s.passed for s in suites)),
-                     str(sum(s.failures for s in suites)),
-                     str(sum(s.skipped for s in suites))])
+        rows.append(['total'] + [str(sum(int(x[i]) for x in rows))
+                                 for i in (1, 2, 3)])
         out += table(['suite', 'pass', 'fail', 'skip'], rows, '    ')
         for suite, text in ktap.read_suites(r.path).items():
             v = suite_verdict(suite, text)
-            if v.failed:
-                more = len(v.cases) - 3
-                out += wrap(f'failed in {suite}: ' + ', '.join(v.cases[:3])
-                            + (f' and {more} more' if more > 0 else ''),
-                            '    ', '      ')
+            more = len(v.cases) - 3
+            out += wrap(f'failed in {suite}: ' + ', '.join(v.cases[:3])
+                        + (f' and {more} more' if more > 0 else ''),
+                        '    ', '      ') if v.failed else []
     return out
-
-
-def granules_used(e: formats.Entries) -> str:
-    pages = e.granule_pages()
-    return ''.join(letter for name, letter in GRANULE_LETTERS
-                   if pages.get(name))
 
 
 def buffer_names(tests: List[str]) -> Dict[str, str]:
@@ -255,11 +242,11 @@ def buffer_names(tests: List[str]) -> Dict[str, str]:
     return names
 
 
-def entries_group(group: List[Run], g: Geometry, check_width: bool = False
+def entries_group(group: List[Run], g: Geometry, fit: bool = False
                   ) -> List[str]:
     """The entries table of runs of one page size, and its checks; [] with
-    check_width when it does not fit in WIDTH unclipped."""
-    values = {r.label: {e.test: e for e in r.entries} for r in group}
+    fit when it does not fit in WIDTH unclipped."""
+    values = {r.label: r.entries for r in group}
     kernels, tests = report.shown(values)
     if not tests:
         return []
@@ -275,7 +262,10 @@ def entries_group(group: List[Run], g: Geometry, check_width: bool = False
             if e is None:
                 row.append('-')
                 continue
-            row.append(f'{e.entries} {granules_used(e)}'.rstrip())
+            used = e.granule_pages()
+            row.append((f'{e.entries} ' + ''.join(
+                letter for name, letter in GRANULE_LETTERS
+                if used.get(name))).rstrip())
             at_least[k] += e.entries == least
             if e.minimum and e.minimum != str(least):
                 checks.append(f'! {k} {names[t]}: the run says at least '
@@ -284,30 +274,26 @@ def entries_group(group: List[Run], g: Geometry, check_width: bool = False
                 checks.append(f'! {k} {names[t]}: {e.entries} entries, '
                               f'below the minimum {least}')
         rows.append(row + [str(least)])
-    head = ['buffer', 'size'] + kernels + ['minimum']
-    if check_width and natural_width(head, rows) > WIDTH:
+    out = table(['buffer', 'size'] + kernels + ['minimum'], rows, fit=fit)
+    if not out:
         return []
-    out = table(head, rows)
     out += [''] + wrap('P PMD block, C cont-PTE block, T PTE: the '
                        'granules mapping the buffer.', '  ')
     out += wrap('At the minimum: ' + ', '.join(
         f'{k} {at_least[k]} of {sum(1 for t in tests if t in values[k])}'
         for k in kernels) + ' buffers.', '  ')
     for pmu, note in PMU_NOTES.items():
-        mapped = [names[m.test] for r in group for m in r.maps
-                  if m.pmu == pmu and m.test in names]
+        mapped = [names[t] for r in group for t, m in r.maps
+                  if m['pmu'] == pmu and t in names]
         if mapped:
             out += wrap(f'{", ".join(dict.fromkeys(mapped))}: {pmu}, '
                         f'{note}.', '  ', '    ')
-    printed = any(e.minimum for k in kernels for e in values[k].values())
-    if not printed:
+    if not any(e.minimum for k in kernels for e in values[k].values()):
         checks.append('The runs print no "at least" to check against.')
     elif not checks:
         checks.append('Each run\'s own "at least" agrees with the '
                       'computed minimum.')
-    for c in checks:
-        out += wrap(c, '  ', '    ')
-    return out
+    return out + [x for c in checks for x in wrap(c, '  ', '    ')]
 
 
 def entries_lines(found: List[Run]) -> List[str]:
@@ -328,12 +314,10 @@ def entries_lines(found: List[Run]) -> List[str]:
         start = 0
         while start < len(group):
             n = len(group) - start
-            part = entries_group(group[start:start + n], g, n > 1)
-            while not part and n > 1:
+            while n > 1 and not entries_group(group[start:start + n], g, True):
                 n -= 1
-                part = entries_group(group[start:start + n], g, n > 1)
-            if part:
-                out += [''] + part
+            part = entries_group(group[start:start + n], g, n > 1)
+            out += [''] + part if part else []
             start += n
     return out
 
@@ -343,22 +327,17 @@ def leaf_skips(text: str) -> List[Tuple[str, str]]:
     tree (no deeper result before it)."""
     out = []
     depth = -1
-    for line in text.splitlines():
-        r = formats.result(line)
-        if not r or not r.own:
-            continue
-        reason = r.skip_reason()
-        if reason is not None and len(r.prefix) >= depth:
-            out.append((r.name, reason or '(no reason given)'))
-        depth = len(r.prefix)
+    for r in filter(None, map(ktap.result, text.splitlines())):
+        if r.own:
+            if r.skip_reason() is not None and len(r.prefix) >= depth:
+                out.append((r.name, r.skip_reason() or '(no reason given)'))
+            depth = len(r.prefix)
     return out
 
 
 def skip_lines(found: List[Run]) -> List[str]:
     reasons: Dict[str, Dict[str, Dict[str, List[str]]]] = {}
-    for r in found:
-        if not r.exists:
-            continue
+    for r in (r for r in found if r.exists):
         for suite, text in ktap.read_suites(r.path).items():
             for case, reason in leaf_skips(text):
                 reasons.setdefault(reason, {}).setdefault(
@@ -371,59 +350,48 @@ def skip_lines(found: List[Run]) -> List[str]:
         # Runs that skipped the very same cases share a line.
         same: Dict[str, Tuple[List[str], Dict[str, List[str]]]] = {}
         for label, suites in by_run.items():
-            key = repr(sorted(suites.items()))
-            same.setdefault(key, ([], suites))[0].append(label)
+            same.setdefault(repr(sorted(suites.items())),
+                            ([], suites))[0].append(label)
         for run_labels, suites in same.values():
             total = sum(len(c) for c in suites.values())
             out += wrap(f'{", ".join(run_labels)}: {total}'
                         + (' each' if len(run_labels) > 1 else ''), '    ')
             for suite, cases in suites.items():
-                out += wrap(f'{suite}: ' + (', '.join(cases)
-                                            if len(cases) <= 2
+                out += wrap(f'{suite}: ' + (', '.join(cases) if len(cases) <= 2
                                             else f'{len(cases)} cases'),
                             '      ', '        ')
     return out
 
 
-def shown_path(path: str) -> str:
-    rel = os.path.relpath(path)
-    return path if rel.startswith('..') else rel
-
-
 def mutation_lines(found: List[Run], mutants: str, patches: str
                    ) -> List[str]:
-    out = ['Mutation score']
+    rel = os.path.relpath(mutants)
+    shown = mutants if rel.startswith('..') else rel
     if not (os.path.isdir(mutants) and runs.run_dirs(mutants)):
-        return out + [''] + wrap('Not run: no kill matrix in '
-                                 f'{shown_path(mutants)}.', '  ')
-    matrices = {m.base: m for m in matrix.matrices(mutants, patches)}
+        return ['Mutation score', ''] + wrap(
+            f'Not run: no kill matrix in {shown}.', '  ')
+    out = ['Mutation score']
+    matrices = {m.base: m for m in report.matrices(mutants, patches)}
     for base in dict.fromkeys(r.parts.base for r in found if r.exists):
         m = matrices.get(base)
         if m is None or not any(r.suites for r in m.rows):
             out += [''] + wrap(f'Base {base or "unknown"}: not run (no '
-                               'mutant runs of this base in '
-                               f'{shown_path(mutants)}).',
-                               '  ')
+                               f'mutant runs of this base in {shown}).', '  ')
             continue
         peers, ours = m.totals()
         targets = sorted({r.target for r in m.rows if r.target})
         killed = m.killed(False)
-        survived = [r.name for r in m.rows
-                    if r.suites and r.name not in killed]
+        survived = [r.name for r in m.rows if r.suites and r.name not in killed]
         not_run = [r.name for r in m.rows if not r.suites]
         # A kill count over mutants that never ran would read as a weak
         # suite: say how many of the catalogue ran.
         out += [''] + wrap(f'Base {base} ({", ".join(targets)}): {ours} '
-                           'mutant patches'
-                           + (f' ({len(not_run)} not run)' if not_run
-                              else '')
+                           'mutant patches' + (f' ({len(not_run)} not run)'
+                                               if not_run else '')
                            + '; ' + peers + '.', '  ')
-        if survived:
-            out += wrap('Survived: ' + ', '.join(survived) + '.',
-                        '  ', '    ')
-        if not_run:
-            out += wrap('Not run: ' + ', '.join(not_run) + '.',
-                        '  ', '    ')
+        for what, names in (('Survived', survived), ('Not run', not_run)):
+            out += wrap(f'{what}: ' + ', '.join(names) + '.', '  ', '    ') \
+                if names else []
     return out
 
 

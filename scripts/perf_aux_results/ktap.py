@@ -1,30 +1,159 @@
 # SPDX-License-Identifier: GPL-2.0
-"""KTAP: the kernel's kunit_parser (from $KUNIT_TOOL_DIR, else the
-newest $PERF_AUX_CACHE/src/<base>/tools/testing/kunit), and console logs
-split per suite."""
+"""KTAP: the lines the suites, the kselftest runner and lib/test_vmalloc.c
+print, console logs split into a document a suite, and the kernel's
+kunit_parser (from $KUNIT_TOOL_DIR, else the newest
+$PERF_AUX_CACHE/src/<base>/tools/testing/kunit) for their trees."""
 
 import functools
 import glob
 import inspect
 import io
 import os
+import re
 import sys
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, \
-    TypeVar
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, \
+    Optional, Tuple, TypeVar
 
-from . import formats
+from .runs import base_key, read_text
 
+# A result line, "ok 3 name", "not ok 3 - name # SKIP reason": at the top
+# level, nested (indented), or quoted by the kselftest runner ('# ').
+_RESULT = re.compile(r'^(?P<prefix>[\s#]*?)(?P<status>not ok|ok) '
+                     r'(?P<number>[0-9]+) (?:- )?(?P<name>[^#]*?)\s*'
+                     r'(?P<directive>#.*)?$')
+_SKIP = re.compile(r'^#\s*SKIP ?(.*)$')
+# run_kselftest.sh's name for one test binary in its own result line.
+_KSFT_NAME = re.compile(r'^selftests: (\S+): (\S+)$')
+_TAP_HEADER = re.compile(r'^K?TAP version [0-9]+$')
+_SUBTEST = re.compile(r'^\s*# Subtest: (\S+)')
+# lib/test_vmalloc.c's verdict per case, and its vmap benchmark.
+_VMALLOC_SUMMARY = re.compile(
+    r'Summary: (\S+) passed: ([0-9]+) failed: ([0-9]+) ')
+_VMAP_BENCH = re.compile(
+    r'Summary: vmap_contig_chunks_test passed: ([0-9]+) failed: ([0-9]+) '
+    r'.*loops: ([0-9]+) avg: ([0-9]+) usec')
+# pagesize_test's diagnostics: "entries 16 for 256 pages (PMD 0, cont 256,
+# PTE 0), at least 1", and "granule_map k=v ... map=P1024,C64,T3".
+_ENTRIES = re.compile(r'entries ([0-9]+) for ([0-9]+) pages'
+                      r'(?: \(([^)]*)\))?(?:, at least ([0-9]+))?')
+_GRANULE_MAP = re.compile(r'^\s*#.*?[\s:]granule_map\s+(.*?)\s*$')
+_GRANULE_FIELDS = ('pages', 'snapshot', 'page_size', 'pmd_pages',
+                   'cont_pages')
 T = TypeVar('T')
+
+
+class ToolMissing(Exception):
+    """No kernel tree's kunit_parser.py to read KTAP with."""
+
+
+class Result(NamedTuple):
+    prefix: str     # indentation and runner '#'s before it
+    ok: bool
+    number: int
+    name: str
+    directive: str  # '# SKIP reason', '# exit=1', or ''
+
+    @property
+    def top(self) -> bool:
+        """A result of the document itself, not of a nested test."""
+        return not self.prefix
+
+    @property
+    def own(self) -> bool:
+        """A result of this document's tree, not one the runner quotes."""
+        return '#' not in self.prefix
+
+    @property
+    def comment(self) -> str:
+        return self.directive[1:].lstrip()
+
+    def skip_reason(self) -> Optional[str]:
+        """The reason of an ok ... # SKIP, else None."""
+        match = _SKIP.match(self.directive)
+        return match[1] if match and self.ok else None
+
+    def line(self, number: int = 1) -> str:
+        return f'{"ok" if self.ok else "not ok"} {number} {self.name}' + (
+            f' {self.directive}' if self.directive else '')
+
+
+def result(line: str) -> Optional[Result]:
+    m = _RESULT.match(line)
+    return m and Result(m['prefix'], m['status'] == 'ok', int(m['number']),
+                        m['name'], m['directive'] or '')
+
+
+def kselftest_binary(r: Result) -> Optional[Tuple[str, str]]:
+    """(collection, binary) of a runner's result line, else None."""
+    m = _KSFT_NAME.match(r.name) if r.top else None
+    return (m[1], m[2]) if m else None
+
+
+class Entries(NamedTuple):
+    """Translation entries pagesize_test found for one buffer."""
+    entries: int
+    pages: int
+    detail: str     # "PMD 0, cont 256, PTE 0"
+    minimum: str
+
+    def granule_pages(self) -> Dict[str, int]:
+        """{'PMD': a, 'cont': b, 'PTE': c} of the detail, if any."""
+        words = (p.strip().rpartition(' ') for p in self.detail.split(','))
+        return {k: int(n) for k, _, n in words if k and n.isdigit()}
+
+
+def entries(line: str) -> Optional[Entries]:
+    """The entries diagnostic in line, else None."""
+    m = line.lstrip().startswith('#') and _ENTRIES.search(line)
+    return Entries(int(m[1]), int(m[2]), m[3] or '', m[4] or '') \
+        if m else None
+
+
+def granule_map(line: str) -> Optional[Dict[str, Any]]:
+    """The fields of a granule_map diagnostic (pmu, pages, page_size,
+    pmd_pages, cont_pages, ...), else None."""
+    m = _GRANULE_MAP.match(line)
+    fields = dict(kv.split('=', 1) for kv in m[1].split() if '=' in kv) \
+        if m else {}
+    if not all(fields.get(k, '').isdigit() for k in _GRANULE_FIELDS) or \
+            not re.fullmatch(r'[PCT][0-9]+(?:,[PCT][0-9]+)*',
+                             fields.get('map', '')):
+        return None
+    return {'pmu': '?', **fields, **{k: int(fields[k])
+                                     for k in _GRANULE_FIELDS}}
+
+
+def bench(text: str) -> Dict[str, int]:
+    """The key=value numbers of a document's "vmap_bench: k=v ..." line."""
+    m = re.search(r'vmap_bench: (.*)$', text, re.M)
+    return {k: int(v) for k, v in (kv.split('=') for kv in m[1].split())} \
+        if m else {}
+
+
+def named_by_result(lines: Iterable[str], find: Callable[[str], Optional[T]]
+                    ) -> Tuple[List[Tuple[str, List[T]]], List[T]]:
+    """What find() sees in lines, grouped under the name of the result line
+    of the document's own tree that follows; and what no result follows
+    (the test died)."""
+    named: List[Tuple[str, List[T]]] = []
+    pending: List[T] = []
+    for line in lines:
+        item = find(line)
+        r = result(line) if item is None else None
+        if item is not None:
+            pending.append(item)
+        elif r and r.own and pending:
+            named.append((r.name, pending))
+            pending = []
+    return named, pending
 
 
 def _tool_dirs() -> List[str]:
     cache = os.environ.get('PERF_AUX_CACHE', '/var/cache/perf_aux')
     found = glob.glob(os.path.join(cache, 'src', '*', 'tools', 'testing',
                                    'kunit'))
-    # src/<base>/tools/testing/kunit, the newest base first.
-    newest = sorted(found, key=lambda p: formats.base_key(
-        p.split(os.sep)[-4]))
-    return [os.environ.get('KUNIT_TOOL_DIR', '')] + newest
+    return [os.environ.get('KUNIT_TOOL_DIR', '')] + sorted(
+        found, key=lambda p: base_key(p.split(os.sep)[-4]))
 
 
 @functools.lru_cache(maxsize=None)
@@ -38,8 +167,9 @@ def _kunit() -> Tuple[Any, Any]:
             quiet = kunit_printer.Printer(output=io.StringIO())
             kunit_parser.stdout = quiet
             return kunit_parser, quiet
-    sys.exit('perf_aux_results: no kunit_parser.py in $KUNIT_TOOL_DIR or '
-             '$PERF_AUX_CACHE/src/*/tools/testing/kunit; set KUNIT_TOOL_DIR')
+    raise ToolMissing('perf_aux_results: no kunit_parser.py in '
+                      '$KUNIT_TOOL_DIR or $PERF_AUX_CACHE/src/*/tools/'
+                      'testing/kunit; set KUNIT_TOOL_DIR')
 
 
 def kunit() -> Any:
@@ -64,42 +194,34 @@ def parse(text: str) -> Any:
         return test
 
 
-def document(block: List[str], last: str) -> str:
-    """One suite's lines as a KTAP document with a plan of one."""
-    return '\n'.join(['KTAP version 1', '1..1'] + block + [last]) + '\n'
-
-
-def _assertion_line(line: str) -> bool:
-    """A line of a failed expectation: indented, no diagnostic, no result."""
-    body = line.lstrip()
-    return (line != body and not body.startswith('#') and
-            not formats.result(body))
+def document(block: List[str], *results: str) -> str:
+    """Lines as a KTAP document with a plan of its results."""
+    return '\n'.join(['KTAP version 1', f'1..{len(results)}', *block,
+                      *results]) + '\n'
 
 
 def split_kunit(log: Iterable[str]) -> Dict[str, str]:
     """Splits a KUnit console log into one KTAP document per suite."""
-    lines = list(kunit().extract_tap_lines(log))
     suites: Dict[str, str] = {}
     block: List[str] = []
-    for line in lines[1:]:
-        if line.startswith(' ') or line.startswith('#'):
+    for line in list(kunit().extract_tap_lines(log))[1:]:
+        r = result(line)
+        last = block[-1].lstrip() if block else ''
+        if line.startswith((' ', '#')):
             block.append(line)
-            continue
-        r = formats.result(line)
-        if r and r.top:
-            suites[r.name] = document(block, r.renumbered(r.name))
+        elif r and r.top:
+            suites[r.name] = document(block, r.line())
             block = []
-        elif line.strip() and block and _assertion_line(block[-1]):
+        elif line.strip() and block and last != block[-1] and \
+                not last.startswith('#') and not result(last):
             # KUnit prints an expectation's message at column 0, right
             # after its "Expected ..." lines: kept, as a diagnostic.  Other
             # kernel messages there are not the test's, and are left out.
             block.append('    # ' + line)
     # A suite the kernel died in has no result line: it failed.
-    header = next((formats.SUBTEST.match(b) for b in block
-                   if formats.SUBTEST.match(b)), None)
+    header = next(filter(None, map(_SUBTEST.match, block)), None)
     if header:
-        name = header.group(1)
-        suites[name] = document(block, f'not ok 1 {name}')
+        suites[header[1]] = document(block, f'not ok 1 {header[1]}')
     return suites
 
 
@@ -111,20 +233,18 @@ def split_kselftest(log: Iterable[str]) -> Dict[str, str]:
     body: List[str] = []
     for raw in log:
         line = raw.rstrip('\r\n')
-        r = formats.result(line)
-        binary = r and formats.kselftest_binary(r)
+        r = result(line)
+        binary = r and kselftest_binary(r)
         if not binary:
             if line.startswith('# ') or line == '#':
                 body.append(line[2:])
             continue
-        start = next((i for i, b in enumerate(body)
-                      if formats.TAP_HEADER.match(b)), None)
-        inner = body[start:] if start is not None else []
-        if not any(formats.result(b) and formats.result(b).top
-                   for b in inner):
-            inner = ['KTAP version 1', '1..1', f'{"ok" if r.ok else "not ok"}'
-                     f' 1 {binary[1]}' + (f' # {r.comment}' if r.comment
-                                           else '')]
+        start = next((i for i, b in enumerate(body) if _TAP_HEADER.match(b)),
+                     len(body))
+        inner = body[start:]
+        if not any(result(b) and result(b).top for b in inner):
+            inner = document([], r._replace(name=binary[1], directive=(
+                f'# {r.comment}' if r.comment else '')).line()).splitlines()
         suites['.'.join(binary)] = '\n'.join(inner) + '\n'
         body = []
     return suites
@@ -135,12 +255,11 @@ def split_kunit_boot(log: Iterable[str]) -> Dict[str, str]:
     it ran, as the suite test_vmalloc: one case, the time a diagnostic."""
     lines = list(log)
     suites = split_kunit(lines)
-    m = next(filter(None, map(formats.VMAP_BENCH.search, lines)), None)
+    m = next(filter(None, map(_VMAP_BENCH.search, lines)), None)
     if m:
-        ok = int(m.group(1)) > 0 and int(m.group(2)) == 0
+        ok = int(m[1]) > 0 and int(m[2]) == 0
         suites['test_vmalloc'] = document(
-            [f'# vmap_bench: vmap_contig_chunks_usec={m.group(4)} '
-             f'loops={m.group(3)}'],
+            [f'# vmap_bench: vmap_contig_chunks_usec={m[4]} loops={m[3]}'],
             f'{"ok" if ok else "not ok"} 1 vmap_contig_chunks_test')
     return suites
 
@@ -148,41 +267,11 @@ def split_kunit_boot(log: Iterable[str]) -> Dict[str, str]:
 def split_test_vmalloc(log: Iterable[str]) -> Dict[str, str]:
     """The peer lib/test_vmalloc.c as a KTAP suite: a case passes when it
     ran and nothing failed; no summary at all is one failed case."""
-    cases = []
-    for line in log:
-        m = formats.VMALLOC_SUMMARY.search(line)
-        if m:
-            ok = int(m.group(2)) > 0 and int(m.group(3)) == 0
-            cases.append(f'{"ok" if ok else "not ok"} {len(cases) + 1} '
-                         f'{m.group(1)}')
-    if not cases:
-        cases = ['not ok 1 test_vmalloc_finished']
-    return {'peer.test_vmalloc':
-            '\n'.join(['KTAP version 1', f'1..{len(cases)}'] + cases) + '\n'}
-
-
-def named_by_result(lines: Iterable[str], find: Callable[[str], Optional[T]]
-                    ) -> Tuple[List[Tuple[str, List[T]]], List[T]]:
-    """What find() sees in lines, grouped under the name of the result line
-    of the document's own tree that follows; and what no result follows
-    (the test died)."""
-    named: List[Tuple[str, List[T]]] = []
-    pending: List[T] = []
-    for line in lines:
-        item = find(line)
-        if item is not None:
-            pending.append(item)
-            continue
-        r = formats.result(line)
-        if r and r.own and pending:
-            named.append((r.name, pending))
-            pending = []
-    return named, pending
-
-
-def read_text(path: str) -> str:
-    with open(path, errors='replace') as f:
-        return f.read()
+    found = [m for m in map(_VMALLOC_SUMMARY.search, log) if m]
+    cases = [f'{"ok" if int(m[2]) > 0 and int(m[3]) == 0 else "not ok"} '
+             f'{i} {m[1]}' for i, m in enumerate(found, 1)]
+    return {'peer.test_vmalloc': document(
+        [], *(cases or ['not ok 1 test_vmalloc_finished']))}
 
 
 def suite_files(d: str) -> List[Tuple[str, str]]:
@@ -194,6 +283,11 @@ def suite_files(d: str) -> List[Tuple[str, str]]:
 def read_suites(d: str) -> Dict[str, str]:
     """Each suite's KTAP document in a results directory."""
     return {suite: read_text(path) for suite, path in suite_files(d)}
+
+
+def suite_text(d: str, suite: str) -> str:
+    path = os.path.join(d, f'{suite}.ktap')
+    return read_text(path) if os.path.isfile(path) else ''
 
 
 def write_suites(suites: Dict[str, str], outdir: str) -> None:

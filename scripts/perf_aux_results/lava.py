@@ -12,8 +12,8 @@ from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Tuple
 
 import yaml
 
-from . import formats, ktap
-from .runs import ROOT
+from . import ktap
+from .runs import KERNEL, ROOT
 
 CONVERTER = os.path.join(ROOT, 'lava-jobs', 'perf-aux-ktap-to-lava.sh')
 # The LAVA server keeps at most this much of a test case name.
@@ -84,7 +84,7 @@ def console(entries: Iterable[Dict[str, Any]]) -> Tuple[List[str],
                 part = tests
             continue
         for line in msg.splitlines() or ['']:
-            if part is boot and formats.KERNEL.search(line):
+            if part is boot and KERNEL.search(line):
                 part = tests
             part.append(line.rstrip('\r'))
     return boot, tests
@@ -93,19 +93,13 @@ def console(entries: Iterable[Dict[str, Any]]) -> Tuple[List[str],
 def job_errors(entries: Iterable[Dict[str, Any]]) -> List[str]:
     """Each "<error_type> error: <error_msg>" of a failed result of the
     job's "lava" suite, once, in order."""
-    found: List[str] = []
-    for e in entries:
-        msg = e.get('msg')
-        if (e.get('lvl') != 'results' or not isinstance(msg, dict) or
-                msg.get('definition') != 'lava' or
-                msg.get('result') != 'fail' or not msg.get('error_msg')):
-            continue
-        text = ' '.join(str(msg['error_msg']).split())
-        kind = msg.get('error_type')
-        line = f'{kind} error: {text}' if kind else text
-        if line not in found:
-            found.append(line)
-    return found
+    found = [(msg.get('error_type'), ' '.join(str(msg['error_msg']).split()))
+             for msg in (e.get('msg') for e in entries
+                         if e.get('lvl') == 'results')
+             if isinstance(msg, dict) and msg.get('definition') == 'lava'
+             and msg.get('result') == 'fail' and msg.get('error_msg')]
+    return list(dict.fromkeys(f'{kind} error: {text}' if kind else text
+                              for kind, text in found))
 
 
 def lava_groups(records: List[Dict[str, Any]]) -> Tuple[Dict[str, Cases],
@@ -184,14 +178,9 @@ def compare(results_dir: str, log_path: str, tag: str,
         [f'  missing {n}' for n in missing] +
         [f'  unexpected {n}' for n in extra] +
         [f'  units of {n}' for n in bad_units]))
-    if problems:
-        checks.append(Check(False, f'{tag}: names and test sets',
-                            ['  ' + p for p in problems[:20]]))
-    else:
-        checks.append(Check(True, f'{tag}: names and test sets: one set '
-                            f'per group, names at most {MAX_NAME} '
-                            'characters, no duplicates', []))
-    return checks
+    return checks + [Check(not problems, f'{tag}: names and test sets' + (
+        '' if problems else f': one set per group, names at most {MAX_NAME} '
+        'characters, no duplicates'), ['  ' + p for p in problems[:20]])]
 
 
 def emit(checks: List[Check]) -> int:

@@ -10,20 +10,18 @@ import subprocess
 from typing import Dict, List, NamedTuple, Optional
 
 # perf_aux.shell's stage(): "<== NAME: N s" or "<== NAME: N s, exit RC".
-STAGE_END = re.compile(r'^<== (?P<name>.+): (?P<secs>\d+) s(?:, exit (?P<rc>\d+))?$')
-# perf_aux.kunit's ccache_line, kept as it says it.
-CCACHE = 'ccache: '
+STAGE_END = re.compile(r'^<== (.+): (\d+) s(?:, exit (\d+))?$')
 # perf_aux.check's stage table: "  1234 s  NAME".
-STAGE_TIME = re.compile(r'^\s*(?P<secs>\d+) s  (?P<name>.+)$')
-COUNTS = re.compile(r'^(?P<p>\d+) passed, (?P<f>\d+) failed, (?P<s>\d+) skipped$')
+STAGE_TIME = re.compile(r'^\s*(\d+) s  (.+)$')
+COUNTS = re.compile(r'^\d+ passed, \d+ failed, \d+ skipped$')
 REUSED = ' built earlier in this check, unchanged'
 
 
 class Step(NamedTuple):
     name: str
     secs: int
-    rc: Optional[int]
-    ccache: Optional[str]
+    rc: Optional[int] = None
+    ccache: Optional[str] = None
 
 
 class Measured(NamedTuple):
@@ -37,68 +35,43 @@ class Measured(NamedTuple):
 
 
 def parse(lines: List[str]) -> Measured:
-    builds: List[Step] = []
-    boots: List[Step] = []
-    stages: List[Step] = []
-    reused: List[str] = []
-    suites: List[str] = []
-    failures: List[str] = []
-    counts = None
-    ccache = None
+    m = Measured([], [], [], [], [], None, [])
+    counts = ccache = None
     in_table = False
-    for raw in lines:
-        line = raw.rstrip('\n')
-        if line.startswith(CCACHE):
-            ccache = line[len(CCACHE):]
-            continue
-        if line.endswith(REUSED) and line.startswith('build '):
-            reused.append(line[len('build '):-len(REUSED) - 1])
-            continue
-        m = STAGE_END.match(line)
-        if m:
-            step = Step(m['name'], int(m['secs']),
-                        int(m['rc']) if m['rc'] else None, None)
-            if step.name.startswith('build '):
-                builds.append(step._replace(name=step.name[len('build '):],
-                                            ccache=ccache))
-                ccache = None
-            elif step.name.startswith(('boot ', 'KUnit ')):
-                boots.append(step)
-            continue
-        if line == 'stage times:':
-            in_table = True
-            continue
-        if in_table:
-            m = STAGE_TIME.match(line)
-            if m:
-                stages.append(Step(m['name'], int(m['secs']), None, None))
-                continue
-            in_table = False
-        if line.startswith('suites: '):
-            suites.append(line[len('suites: '):])
-        elif line.startswith('failed: '):
-            failures.append(line[len('failed: '):])
+    for line in (raw.rstrip('\n') for raw in lines):
+        end = STAGE_END.match(line)
+        row = in_table and STAGE_TIME.match(line)
+        in_table = bool(row) or line == 'stage times:'
+        if line.startswith('ccache: '):
+            ccache = line[len('ccache: '):]
+        elif line.startswith('build ') and line.endswith(REUSED):
+            m.reused.append(line[len('build '):-len(REUSED) - 1])
+        elif end and end[1].startswith('build '):
+            m.builds.append(Step(end[1][len('build '):], int(end[2]),
+                                 end[3] and int(end[3]), ccache))
+            ccache = None
+        elif end:
+            if end[1].startswith(('boot ', 'KUnit ')):
+                m.boots.append(Step(end[1], int(end[2]),
+                                    end[3] and int(end[3])))
+        elif row:
+            m.stages.append(Step(row[2], int(row[1])))
+        elif line.startswith(('suites: ', 'failed: ')):
+            (m.suites if line[0] == 's' else m.failures).append(line[8:])
         elif COUNTS.match(line):
             counts = line
-    return Measured(stages, builds, reused, boots, suites, counts, failures)
+    return m._replace(counts=counts)
 
 
 def _duration(secs: int) -> str:
-    return f'{secs} s' if secs < 60 else f'{secs} s ({secs // 60} min {secs % 60} s)'
+    return f'{secs} s' if secs < 60 else \
+        f'{secs} s ({secs // 60} min {secs % 60} s)'
 
 
 def _time(step: Step) -> str:
     """A step's time, and its exit status when it failed."""
-    return _duration(step.secs) + ('' if step.rc is None else f', exit {step.rc}')
-
-
-def _commit(root: str) -> str:
-    try:
-        return subprocess.run(
-            ['git', '-C', root, 'describe', '--always', '--dirty'],
-            capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return 'unknown'
+    return _duration(step.secs) + ('' if step.rc is None
+                                   else f', exit {step.rc}')
 
 
 def render(m: Measured, tier: str, header: Dict[str, str]) -> str:
@@ -109,10 +82,8 @@ def render(m: Measured, tier: str, header: Dict[str, str]) -> str:
     out += ['', '## Stages', '', '| stage | time |', '|---|---|']
     out += [f'| {s.name} | {_duration(s.secs)} |' for s in m.stages]
     out += ['', '## Kernel builds', '']
-    if m.builds:
-        out += ['| build | time | ccache |', '|---|---|---|']
-    else:
-        out.append('None in this check.')
+    out += (['| build | time | ccache |', '|---|---|---|'] if m.builds
+            else ['None in this check.'])
     out += [f'| {b.name} | {_time(b)} | {b.ccache or "—"} |' for b in m.builds]
     if m.reused:
         out += ['', f'Reused within the check, not rebuilt: {len(m.reused)} '
@@ -121,8 +92,7 @@ def render(m: Measured, tier: str, header: Dict[str, str]) -> str:
     out += (['| boot | time |', '|---|---|'] if m.boots
             else ['None in this check.'])
     out += [f'| {b.name} | {_time(b)} |' for b in m.boots]
-    out += ['', '## Results', '']
-    out += [f'- {s}' for s in m.suites]
+    out += ['', '## Results', ''] + [f'- {s}' for s in m.suites]
     if m.failures:
         out += ['', 'Failed checks:', ''] + [f'- {f}' for f in m.failures]
     out += ['', m.counts or 'no closing line: the check did not finish', '']
@@ -133,7 +103,10 @@ def write(log: str, tier: str, out: str, stages: str, root: str) -> None:
     with open(log, encoding='utf-8', errors='replace') as f:
         measured = parse(f.readlines())
     mem = os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') >> 30
-    header = {'commit': _commit(root), 'stages': stages or 'all of the tier',
+    commit = subprocess.run(['git', '-C', root, 'describe', '--always',
+                             '--dirty'], capture_output=True, text=True)
+    header = {'commit': commit.stdout.strip() if commit.returncode == 0
+              else 'unknown', 'stages': stages or 'all of the tier',
               'machine': f'{os.cpu_count()} CPUs, {mem} GiB, '
               f'{platform.machine()}'}
     os.makedirs(os.path.dirname(out) or '.', exist_ok=True)

@@ -1,49 +1,59 @@
 # SPDX-License-Identifier: GPL-2.0
 """The acceptance report of every run so far, in Markdown: kernels,
 results, the kernels of each base side by side (translation entries, vmap
-benchmark, granule maps in report/*.svg beside it), the mutation matrix."""
+benchmark), and the mutation matrix: per base, which suite killed which
+kernel mutant (scripts/mutants/<family>/[<base>/]<name>.patch, run in
+out/mutants/<name>-<base>-<target>) beyond what fails on the unmutated
+kernel, baseline-<base>-<target>."""
 
 import glob
 import os
-import re
-from typing import Callable, Dict, List, Optional, Tuple, TypeVar
+from typing import Callable, Dict, List, NamedTuple, Optional, Set, Tuple
 
-from . import formats, granule_svg, ktap, matrix, runs
-from .verdicts import collect
+from . import ktap, runs
+from .verdicts import SuiteVerdict, collect, run_verdicts
 
 KERNEL_ORDER = {'stock': 0, 'reference': 1}
-T = TypeVar('T')
+# Suites of other projects run on a mutant, counted apart from ours.
+PEER_PREFIXES = ('peer.', 'perf_events.')
+
+
+def md_cell(text: str) -> str:
+    return text.replace('|', '\\|')
+
+
+def md_table(head: List[str], align: List[str], rows: List[List[str]]
+             ) -> List[str]:
+    return ['| ' + ' | '.join(row) + ' |' for row in [head]] + [
+        '|' + ''.join(f'{a}|' for a in align)] + [
+        '| ' + ' | '.join(row) + ' |' for row in rows]
 
 
 def kernel_section(dirs: List[str], logs: str) -> List[str]:
-    out = ['## Kernel', '',
-           '| run | kernel | base | target | variant | source | version '
-           '| page size |', '|---|---|---|---|---|---|---|---|']
+    rows = []
     for d in dirs:
-        name = runs.name(d)
         version, page = runs.kernel_info(os.path.join(
-            logs, f'{name}-kselftest.log'))
+            logs, f'{runs.name(d)}-kselftest.log'))
         p = runs.parts(d)
-        out.append(f'| {name} | {p.kernel} | {p.base or "—"} | {p.target} | '
-                   f'{p.variant} | {formats.md_cell(runs.source(d))} | '
-                   f'{version} | {page} |')
-    return out + ['', 'The source from `<run>/source.txt` (what '
-                  '`make run` built), the version and page size from '
-                  f'`PERF_AUX: kernel` in `{runs.name(logs)}/'
-                  '<run>-kselftest.log`; the variant names the boot '
-                  'parameter or configuration (README, `VARIANT`).']
+        rows.append([runs.name(d), p.kernel, p.base or '—', p.target,
+                     p.variant, md_cell(runs.source(d)), version, page])
+    return ['## Kernel', ''] + md_table(
+        ['run', 'kernel', 'base', 'target', 'variant', 'source', 'version',
+         'page size'], ['---'] * 8, rows) + [
+        '', 'The source from `<run>/source.txt` (what `make run` built), '
+        'the version and page size from `PERF_AUX: kernel` in '
+        f'`{runs.name(logs)}/<run>-kselftest.log`; the variant names the '
+        'boot parameter or configuration (README, `VARIANT`).']
 
 
 def results_section(dirs: List[str]) -> List[str]:
-    out = ['## Results', '',
-           '| run | suite | passed | failed | skipped |',
-           '|---|---|---:|---:|---:|']
-    for d in dirs:
-        for r in collect(d):
-            out.append(f'| {runs.name(d)} | {r.name} | '
-                       f'{r.passed} | {r.failures} | {r.skipped} |')
-    return out + ['', 'Raw KTAP: `out/results/<run>/<suite>.ktap`, a run '
-                  'being `<kernel>-<base>-<target>[-<variant>]`.']
+    return ['## Results', ''] + md_table(
+        ['run', 'suite', 'passed', 'failed', 'skipped'],
+        ['---', '---', '---:', '---:', '---:'],
+        [[runs.name(d), r.name, str(r.passed), str(r.failures),
+          str(r.skipped)] for d in dirs for r in collect(d)]) + [
+        '', 'Raw KTAP: `out/results/<run>/<suite>.ktap`, a run being '
+        '`<kernel>-<base>-<target>[-<variant>]`.']
 
 
 def comparisons(dirs: List[str]) -> List[Tuple[str, Dict[str, str]]]:
@@ -62,11 +72,6 @@ def comparisons(dirs: List[str]) -> List[Tuple[str, Dict[str, str]]]:
     return out
 
 
-def suite_text(d: str, suite: str) -> str:
-    path = os.path.join(d, f'{suite}.ktap')
-    return ktap.read_text(path) if os.path.isfile(path) else ''
-
-
 def short_names(names: List[str]) -> Dict[str, str]:
     """Names without a last dotted component they all share."""
     tails = {n.rsplit('.', 1)[-1] for n in names if '.' in n}
@@ -75,45 +80,19 @@ def short_names(names: List[str]) -> Dict[str, str]:
     return {n: n.rsplit('.', 1)[0] for n in names}
 
 
-def shown(columns: Dict[str, Dict[str, T]]) -> Tuple[List[str], List[str]]:
+def entries_of(d: str) -> Dict[str, ktap.Entries]:
+    """The entries lines of a run's pagesize_test, by their test."""
+    named, _ = ktap.named_by_result(ktap.suite_text(
+        d, 'perf_aux.pagesize_test').splitlines(), ktap.entries)
+    return {test: e for test, found in named for e in found}
+
+
+def shown(columns: Dict[str, Dict[str, ktap.Entries]]
+          ) -> Tuple[List[str], List[str]]:
     """Of {kernel: {test: value}}: the kernels with any value, and every
     test in order of appearance."""
     kernels = [k for k in columns if columns[k]]
     return kernels, list(dict.fromkeys(t for k in kernels for t in columns[k]))
-
-
-def comparison_tables(
-        dirs: List[str], values_of: Callable[[str], Dict[str, T]],
-        head: Callable[[List[str]], List[Tuple[str, str]]],
-        row: Callable[[Dict[str, str], Dict[str, Optional[T]]], List[str]]
-) -> List[str]:
-    """A table a comparison: a row a test of values_of(run), a column a
-    kernel; head(kernels) the (title, alignment) of the columns after the
-    name, row(runs, {kernel: value or None}) their cells."""
-    out: List[str] = []
-    for heading, group in comparisons(dirs):
-        values = {k: values_of(d) for k, d in group.items()}
-        kernels, tests = shown(values)
-        if not tests:
-            continue
-        cols = [('buffer', '---')] + head(kernels)
-        out += ['', f'### {heading}', '',
-                '| ' + ' | '.join(c[0] for c in cols) + ' |',
-                '|' + ''.join(f'{c[1]}|' for c in cols)]
-        names = short_names(tests)
-        out += ['| ' + ' | '.join([names[t]] + row(
-            group, {k: values[k].get(t) for k in kernels})) + ' |'
-            for t in tests]
-    return out
-
-
-def entries_values(text: str) -> List[formats.Entries]:
-    """The entries lines of a KTAP document, named by their test."""
-    named, _ = ktap.named_by_result(text.splitlines(), formats.entries)
-    for test, found in named:
-        for e in found:
-            e.test = test
-    return [e for _, found in named for e in found]
 
 
 def entries_section(dirs: List[str]) -> List[str]:
@@ -121,26 +100,24 @@ def entries_section(dirs: List[str]) -> List[str]:
            'Entries of each AUX buffer\'s vmap, from pagesize_test '
            '(one a PMD or cont-PTE block, one a PTE page), the kernels of '
            'each base side by side.']
-
-    def row(_: Dict[str, str],
-            cells: Dict[str, Optional[formats.Entries]]) -> List[str]:
-        first = next(e for e in cells.values() if e)
-        return [str(first.pages)] + [
-            f'{e.entries} ({e.detail})' if e else '—'
-            for e in cells.values()] + [first.minimum]
-
-    out += comparison_tables(
-        dirs, lambda d: {e.test: e for e in entries_values(
-            suite_text(d, 'perf_aux.pagesize_test'))},
-        lambda kernels: [('pages', '---:')] + [(k, '---:') for k in kernels]
-        + [('at least', '---:')], row)
+    for heading, group in comparisons(dirs):
+        values = {k: entries_of(d) for k, d in group.items()}
+        kernels, tests = shown(values)
+        names = short_names(tests)
+        rows = []
+        for t in tests:
+            cells = [values[k].get(t) for k in kernels]
+            first = next(e for e in cells if e)
+            rows.append([names[t], str(first.pages)] + [
+                f'{e.entries} ({e.detail})' if e else '—' for e in cells]
+                + [first.minimum])
+        if rows:
+            out += ['', f'### {heading}', ''] + md_table(
+                ['buffer', 'pages'] + kernels + ['at least'],
+                ['---'] + ['---:'] * (len(kernels) + 2), rows)
     if len(out) == 3:
         out += ['', 'No pagesize_test entries in these runs.']
     return out
-
-
-def bench_values(text: str) -> Dict[str, int]:
-    return next(filter(None, map(formats.bench, text.splitlines())), {})
 
 
 def bench_lines(base: Dict[str, int], new: Dict[str, int]) -> List[str]:
@@ -148,11 +125,10 @@ def bench_lines(base: Dict[str, int], new: Dict[str, int]) -> List[str]:
     lines = []
     for key in sorted(k for k in base if k in new and '_' in k):
         unit = key.rsplit('_', 1)[1]
-        if unit not in ('ns', 'usec'):
-            continue
-        ratio = base[key] / new[key] if new[key] else float('inf')
-        lines.append(f'{key}: {base[key]} -> {new[key]} {unit}, '
-                     f'{ratio:.2f}x')
+        if unit in ('ns', 'usec'):
+            ratio = base[key] / new[key] if new[key] else float('inf')
+            lines.append(f'{key}: {base[key]} -> {new[key]} {unit}, '
+                         f'{ratio:.2f}x')
     return lines
 
 
@@ -162,72 +138,142 @@ def bench_section(dirs: List[str]) -> List[str]:
            'reference of each base; a ratio above 1: the reference kernel '
            'is faster.']
     for heading, group in comparisons(dirs):
-        if 'stock' not in group or 'reference' not in group:
-            continue
-        lines = bench_lines(*(bench_values(suite_text(group[k],
-                                                      'test_vmalloc'))
-                              for k in ('stock', 'reference')))
-        if lines:
-            out += ['', f'### {heading}', ''] + [f'- `{x}`' for x in lines]
+        if 'stock' in group and 'reference' in group:
+            lines = bench_lines(*(ktap.bench(ktap.suite_text(
+                group[k], 'test_vmalloc')) for k in ('stock', 'reference')))
+            if lines:
+                out += ['', f'### {heading}', ''] + [f'- `{x}`' for x in lines]
     if len(out) == 3:
         out += ['', 'No stock and reference runs with vmap benchmark '
                 'results to compare.']
     return out
 
 
-def svg_name(run: str, test: str, used: set) -> str:
-    base = re.sub(r'[^A-Za-z0-9._-]', '_', f'{run}-{test}')
-    name, n = f'{base}.svg', 1
-    while name in used:
-        n += 1
-        name = f'{base}-{n}.svg'
-    used.add(name)
-    return name
+class MutantRow(NamedTuple):
+    """One mutant patch on one target, with each suite's verdict."""
+    group: str
+    name: str
+    description: str
+    target: str = ''
+    suites: Dict[str, SuiteVerdict] = {}
 
 
-def picture(svg_dir: str, run: str, m: Optional[granule_svg.GranuleMap],
-            used: set) -> str:
-    """A table cell: the picture of m, written into svg_dir, and its
-    caption."""
-    if m is None:
-        return '—'
-    name = svg_name(run, m.test, used)
-    os.makedirs(svg_dir, exist_ok=True)
-    with open(os.path.join(svg_dir, name), 'w') as f:
-        f.write(granule_svg.render(m, f'{run}: {m.test}'))
-    caption = formats.md_cell('; '.join(granule_svg.caption(m)))
-    return f'![{run} {m.test}](report/{name})<br>{caption}.'
+def is_peer(suite: str) -> bool:
+    return suite.startswith(PEER_PREFIXES)
 
 
-def granule_section(dirs: List[str], report_dir: str) -> List[str]:
-    svg_dir = os.path.join(report_dir, 'report')
-    for old in glob.glob(os.path.join(svg_dir, '*.svg')):
-        os.remove(old)
-    out = ['## Granule maps', '',
-           'Each AUX buffer\'s pages in order, by the granule that maps '
-           'them: PMD, cont-PTE, PTE; thin lines are block boundaries. '
-           'The kernels of each base side by side.']
-    used: set = set()
-    out += comparison_tables(
-        dirs, lambda d: {m.test: m for text in ktap.read_suites(d).values()
-                         for m in granule_svg.parse_ktap(text.splitlines())},
-        lambda kernels: [(k, '---') for k in kernels],
-        lambda group, cells: [picture(svg_dir, runs.name(group[k]), m, used)
-                              for k, m in cells.items()])
-    if not used:
-        out += ['', 'No `granule_map` lines in these runs.']
+def mutant_patches(patches: str, base: str = '') -> List[MutantRow]:
+    """A row a mutant of patches/<family>/, described by its patch's first
+    line ("Mutant: ..."); <family>/<base>/<name>.patch is the base's own."""
+    rows = []
+    for family in sorted(glob.glob(os.path.join(patches, '*', ''))):
+        found = {os.path.basename(p)[:-len('.patch')]: p
+                 for d in [family] + ([os.path.join(family, base)]
+                                      if base else [])
+                 for p in sorted(glob.glob(os.path.join(d, '*.patch')))}
+        for name, path in sorted(found.items()):
+            first = runs.read_text(path).split('\n', 1)[0].strip()
+            rows.append(MutantRow(runs.name(family), name,
+                                  first.removeprefix('Mutant: ')))
+    return rows
+
+
+def beyond_baseline(suites: Dict[str, SuiteVerdict],
+                    base: Dict[str, SuiteVerdict]) -> Dict[str, SuiteVerdict]:
+    """Only what fails on the mutant and not on the unmutated kernel (the
+    peers fail some cases on every kernel)."""
+    out = {}
+    for suite, v in suites.items():
+        new = [c for c in v.cases if c not in base[suite].cases] \
+            if suite in base else v.cases
+        out[suite] = SuiteVerdict(len(new), new) if suite in base else v
+    return out
+
+
+class Matrix(NamedTuple):
+    """One base's matrix: a row a patch and target it ran on (a bare row
+    if none), and its kill counts."""
+    base: str
+    rows: List[MutantRow]
+
+    @property
+    def mutants(self) -> int:
+        return len({r.name for r in self.rows})
+
+    def killed(self, peers: bool) -> Set[str]:
+        """Mutant patches that a suite of ours (or a peer's) killed."""
+        return {r.name for r in self.rows
+                if any(v.killed for s, v in r.suites.items()
+                       if is_peer(s) == peers)}
+
+    @property
+    def all_killed(self) -> bool:
+        return len(self.killed(False)) == self.mutants
+
+    def totals(self) -> List[str]:
+        """The peers' line, then ours last: 'K killed of N'."""
+        peers = (f'{len(self.killed(True))} killed of {self.mutants} by the '
+                 'peers' if any(is_peer(s) for r in self.rows
+                                for s in r.suites) else 'peers not run')
+        return [peers, f'{len(self.killed(False))} killed of {self.mutants}']
+
+    def table(self) -> List[str]:
+        """Markdown: a row a mutant, a column a suite (ours, then peers)."""
+        suites = sorted({s for r in self.rows for s in r.suites},
+                        key=lambda s: (is_peer(s), s))
+        return md_table(
+            ['group', 'mutant', 'description', 'target'] + suites,
+            ['---'] * (4 + len(suites)),
+            [[r.group, r.name, md_cell(r.description), r.target or '—']
+             + [cell(r.suites.get(s)) for s in suites] for r in self.rows])
+
+
+def cell(verdict: Optional[SuiteVerdict]) -> str:
+    if verdict is None:
+        return 'not run'
+    if not verdict.killed:
+        return 'survived'
+    names = ', '.join(verdict.cases[:2])
+    return f'killed ({verdict.failed} failed' + (f': {names})' if names
+                                                  else ')')
+
+
+def matrices(mutants: str, patches: str) -> List[Matrix]:
+    """A matrix per base that mutants ran on (the newest first), or one."""
+    found = []
+    for base in [b for b in runs.by_base(runs.run_dirs(mutants)) if b] or ['']:
+        dirs = [d for d in runs.run_dirs(mutants) if runs.parts(d).base == base]
+        rows = []
+        for patch in mutant_patches(patches, base):
+            ran = [d for d in dirs if runs.parts(d).kernel == patch.name]
+            rows += [patch._replace(
+                target=runs.parts(d).target, suites=beyond_baseline(
+                    run_verdicts(d), run_verdicts(os.path.join(
+                        mutants,
+                        f'baseline-{base}-{runs.parts(d).target}'))))
+                     for d in ran] or [patch]
+        found.append(Matrix(base, rows))
+    return found
+
+
+def matrix_section(mutants: str, patches: str) -> List[str]:
+    out = ['## Mutation matrix', '',
+           'Each kernel mutant under `scripts/mutants/`: the suites run on '
+           'it and whether they caught it (any failure or crash kills).']
+    for m in matrices(mutants, patches):
+        peers, ours = m.totals()
+        out += (['', f'### base {m.base}'] if m.base else []) + [''] + \
+            m.table() + ['', f'**{ours}**', '', peers]
     return out
 
 
 def write_report(path: str, dirs: List[str], mutants: str, patches: str,
                  logs: str) -> None:
-    report_dir = os.path.dirname(os.path.abspath(path))
-    os.makedirs(report_dir, exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     sections = [['# perf_aux acceptance report'], kernel_section(dirs, logs),
                 results_section(dirs), entries_section(dirs),
                 bench_section(dirs)]
     if os.path.isdir(mutants):
-        sections.append(matrix.section(mutants, patches))
-    sections.append(granule_section(dirs, report_dir))
+        sections.append(matrix_section(mutants, patches))
     with open(path, 'w') as f:
         f.write('\n\n'.join('\n'.join(s) for s in sections) + '\n')

@@ -16,70 +16,41 @@ from . import ktap
 BEGIN = 'PERF_AUX: test-definitions results'
 END = 'PERF_AUX: test-definitions end'
 COLLECTION = 'perf_aux'
-RESULT_LINE = re.compile(r'^(?P<name>\S+) (?P<result>pass|fail|skip)$')
-# A TAP result line: ok or not, its number, description and directive.
-TAP_LINE = re.compile(r'^(?P<not>not )?ok \d+ ?(?P<desc>[^#]*?)\s*'
-                      r'(?:#\s*(?P<directive>.*))?$')
-PROGRAM = re.compile(r'^selftests: (?P<collection>[^:]+): (?P<program>\S+)$')
-
 Results = Dict[str, str]
 
 
 def slug(text: str) -> str:
     text = re.sub(r'\[\d{1,5}\]', '', text)
     text = re.sub(r'[^A-Za-z0-9_-]+', '_', text)
-    text = re.sub(r'(^_|_$)', '', text)
-    return text.replace('_-', '__')
+    return re.sub(r'(^_|_$)', '', text).replace('_-', '__')
 
 
 def name_of(desc: str, directive: str, ok: bool) -> Tuple[str, str]:
     """A TAP line's name and result as test-definitions gives them."""
     skip = directive.lower().startswith('skip')
-    if desc.startswith('selftests:'):
-        desc = desc[len('selftests:'):]
+    desc = desc.removeprefix('selftests:')
     if ok and skip:
         desc = f'{desc} {directive[4:]}'
-    result = ('skip' if skip else 'pass') if ok else 'fail'
-    return slug(desc.strip()) or '<unknown>', result
+    return slug(desc.strip()) or '<unknown>', \
+        ('skip' if skip else 'pass') if ok else 'fail'
 
 
 def reported(log_lines: Iterable[str]) -> Optional[Results]:
     """{name: result} the guest printed; None without both markers."""
-    out: Results = {}
-    inside = False
-    done = False
-    for raw in log_lines:
-        line = raw.strip()
-        if line == BEGIN:
-            inside = True
-        elif line == END:
-            done = True
-            break
-        elif inside:
-            m = RESULT_LINE.match(line)
-            if m:
-                out[m['name']] = m['result']
-    return out if inside and done else None
-
-
-def _tap(line: str) -> Optional[Tuple[str, str, bool]]:
-    m = TAP_LINE.match(line.rstrip())
-    if not m:
+    lines = [raw.strip() for raw in log_lines]
+    if BEGIN not in lines or END not in lines[lines.index(BEGIN):]:
         return None
-    return m['desc'], m['directive'] or '', not m['not']
+    inside = lines[lines.index(BEGIN) + 1:lines.index(END, lines.index(BEGIN))]
+    return {m[1]: m[2] for m in (re.match(r'^(\S+) (pass|fail|skip)$', x)
+                                 for x in inside) if m}
 
 
-def program_results(kselftest_log: Iterable[str]) -> List[Tuple[str, str, bool]]:
+def program_results(kselftest_log: Iterable[str]
+                    ) -> List[Tuple[str, str, bool]]:
     """(program, directive, ok) of run_kselftest.sh's outer TAP lines."""
-    out = []
-    for line in kselftest_log:
-        t = _tap(line.strip())
-        if not t:
-            continue
-        m = PROGRAM.match(t[0])
-        if m and m['collection'] == COLLECTION:
-            out.append((m['program'], t[1], t[2]))
-    return out
+    return [(b[1], r.comment, r.ok) for r in map(
+        ktap.result, (x.strip() for x in kselftest_log))
+        if r and (b := ktap.kselftest_binary(r)) and b[0] == COLLECTION]
 
 
 def expected(results_dir: str, kselftest_log: Iterable[str]) -> Results:
@@ -87,43 +58,26 @@ def expected(results_dir: str, kselftest_log: Iterable[str]) -> Results:
     with the collection's shard, which kselftest.sh reports passed."""
     suites = ktap.read_suites(results_dir)
     want: Results = {f'shardfile-{COLLECTION}': 'pass'}
-    seen: Dict[str, int] = {}
+    seen: Counter = Counter()
 
     def add(name: str, result: str) -> None:
-        seen[name] = seen.get(name, 0) + 1
+        seen[name] += 1
         want[name if seen[name] == 1 else f'{name}_dup{seen[name]}'] = result
 
     for program, directive, ok in program_results(kselftest_log):
         parent, parent_result = name_of(
             f'selftests: {COLLECTION}: {program}', directive, ok)
-        for line in suites.get(f'{COLLECTION}.{program}', '').splitlines():
-            t = _tap(line)
-            if t:
-                child, result = name_of(*t)
+        for r in map(ktap.result, suites.get(
+                f'{COLLECTION}.{program}', '').splitlines()):
+            if r and r.top:
+                child, result = name_of(r.name, r.comment, r.ok)
                 add(f'{parent}_{child}', result)
         add(parent, parent_result)
     return want
 
 
-def compare(want: Results, got: Optional[Results]) -> Tuple[bool, List[str]]:
-    """One check: the two agree on every case; the differences listed."""
-    if got is None:
-        return False, ['test-definitions: no results printed '
-                       '(the run did not finish)']
-    lines = []
-    for name in sorted(set(want) | set(got)):
-        w, g = want.get(name, 'absent'), got.get(name, 'absent')
-        if w != g:
-            lines.append(f'# {name}: direct run {w}, test-definitions {g}')
-    counts = Counter(got.values())
-    head = (f'test-definitions kselftest.sh on Debian: {len(got)} results '
-            f'({counts["pass"]} pass, {counts["fail"]} fail, '
-            f'{counts["skip"]} skip), {len(lines)} differing from the '
-            f'direct run\'s {len(want)}')
-    return not lines, [head] + lines
-
-
-def check(log: str, results_dir: str, kselftest_log: str) -> Tuple[bool, List[str]]:
+def check(log: str, results_dir: str, kselftest_log: str
+          ) -> Tuple[bool, List[str]]:
     with open(log, encoding='utf-8', errors='replace') as f:
         got = reported(f)
     with open(kselftest_log, encoding='utf-8', errors='replace') as f:
@@ -131,3 +85,19 @@ def check(log: str, results_dir: str, kselftest_log: str) -> Tuple[bool, List[st
     if not os.path.isdir(results_dir):
         return False, [f'test-definitions: no direct run in {results_dir}']
     return compare(want, got)
+
+
+def compare(want: Results, got: Optional[Results]) -> Tuple[bool, List[str]]:
+    """One check: the two agree on every case; the differences listed."""
+    if got is None:
+        return False, ['test-definitions: no results printed '
+                       '(the run did not finish)']
+    lines = [f'# {name}: direct run {want.get(name, "absent")}, '
+             f'test-definitions {got.get(name, "absent")}'
+             for name in sorted(set(want) | set(got))
+             if want.get(name, 'absent') != got.get(name, 'absent')]
+    n = Counter(got.values())
+    return not lines, [
+        f'test-definitions kselftest.sh on Debian: {len(got)} results '
+        f'({n["pass"]} pass, {n["fail"]} fail, {n["skip"]} skip), '
+        f'{len(lines)} differing from the direct run\'s {len(want)}'] + lines

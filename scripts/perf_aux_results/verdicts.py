@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Verdicts from kunit_parser's tree of KTAP (skip reasons, which 6.12's
-parser drops, from the result lines): counts, expectations, flakes, kills."""
+parser drops, from the result lines): counts, expectations, flakes, and
+the failing cases a mutant's kill is named by."""
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
-from . import formats, ktap, runs
+from . import ktap, runs
 
 
 @dataclass
@@ -22,19 +23,13 @@ class SuiteResult:
     def failures(self) -> int:
         return self.failed + self.errors
 
-    @property
-    def ok(self) -> bool:
-        return not self.failures
-
 
 def count(name: str, text: str) -> SuiteResult:
     test = ktap.parse(text)
     c = test.counts
-    result = SuiteResult(name, c.passed, c.failed + c.crashed, c.skipped,
-                         c.errors)
-    if test.status == ktap.kunit().TestStatus.FAILURE_TO_PARSE_TESTS:
-        result.errors += 1
-    return result
+    parse_error = test.status == ktap.kunit().TestStatus.FAILURE_TO_PARSE_TESTS
+    return SuiteResult(name, c.passed, c.failed + c.crashed, c.skipped,
+                       c.errors + parse_error)
 
 
 def collect(d: str) -> List[SuiteResult]:
@@ -48,12 +43,12 @@ def summary(dirs: List[str]) -> Tuple[List[str], SuiteResult]:
     for d in dirs:
         for r in collect(d):
             lines.append(f'{runs.name(d)} {r.name}: '
-                         + formats.totals(r.passed, r.failed, r.skipped)
+                         + runs.totals(r.passed, r.failed, r.skipped)
                          + (f', {r.errors} parse errors' if r.errors else ''))
             total.passed += r.passed
             total.failed += r.failures
             total.skipped += r.skipped
-    lines.append(formats.totals(total.passed, total.failed, total.skipped))
+    lines.append(runs.totals(total.passed, total.failed, total.skipped))
     return lines, total
 
 
@@ -68,9 +63,9 @@ class Expectation:
     # none may: what a stock kernel fails by design.
     allowed_failures: List[str] = field(default_factory=list)
 
-
-def _allowed(path: str, names: List[str]) -> bool:
-    return any(path == n or path.endswith('.' + n) for n in names)
+    def allows(self, path: str) -> bool:
+        return any(path == n or path.endswith('.' + n)
+                   for n in self.allowed_failures)
 
 
 def expect(d: str, suite: str, want: Expectation) -> Tuple[bool, str]:
@@ -78,42 +73,34 @@ def expect(d: str, suite: str, want: Expectation) -> Tuple[bool, str]:
     path = os.path.join(d, f'{suite}.ktap')
     if not os.path.isfile(path):
         return False, f'{suite}: no results in {d}'
-    text = ktap.read_text(path)
+    text = runs.read_text(path)
     r = count(suite, text)
-    lines = [x for x in map(formats.result, text.splitlines()) if x]
+    lines = [x for x in map(ktap.result, text.splitlines()) if x]
     if want.skip_reason:
         # Only skips for this reason count.
-        reasons = [x.skip_reason() for x in lines if x.own]
-        r.skipped = sum(1 for reason in reasons
-                        if reason is not None and want.skip_reason in reason)
-    problems = []
-    allowed: List[str] = []
-    if want.allowed_failures and r.failures:
-        failing = [p for p, status in case_results(text).items()
-                   if status not in ('SUCCESS', 'SKIPPED')]
-        allowed = [p for p in failing if _allowed(p, want.allowed_failures)]
-        # Only the named cases are forgiven; a crash or parse error
-        # elsewhere still counts.
-        r.failed -= len(allowed)
-    if r.passed < want.min_passed:
-        problems.append(f'fewer than {want.min_passed} passed')
-    if r.skipped < want.min_skipped:
-        problems.append(f'fewer than {want.min_skipped} skipped')
-    if want.failure and not r.failures:
-        problems.append('no failure')
-    if want.failure is False and r.failures:
-        # Name a few, so that a CI log's last lines say what broke.
-        names = [x.name for x in lines if not x.ok and x.name != suite
-                 and not _allowed(x.name, want.allowed_failures)]
-        problems.append('failures' + (': ' + ', '.join(names[:3])
-                                      if names else ''))
-    if allowed:
-        problems_ok = f'{len(allowed)} failing by design: ' + ', '.join(
-            p.rsplit('.', 1)[-1] for p in allowed)
-    return not problems, (f'{suite}: '
-                          + formats.totals(r.passed, r.failures, r.skipped)
-                          + (f' ({"; ".join(problems)})' if problems else '')
-                          + (f' [{problems_ok}]' if allowed else ''))
+        r.skipped = sum(want.skip_reason in (x.skip_reason() or '')
+                        for x in lines if x.own and x.skip_reason() is not None)
+    allowed = [p for p, status in case_results(text).items()
+               if status not in ('SUCCESS', 'SKIPPED') and want.allows(p)] \
+        if want.allowed_failures and r.failures else []
+    # Only the named cases are forgiven; a crash or parse error elsewhere
+    # still counts.
+    r.failed -= len(allowed)
+    # Name a few failures, so that a CI log's last lines say what broke.
+    names = [x.name for x in lines if not x.ok and x.name != suite
+             and not want.allows(x.name)]
+    problems = [what for bad, what in (
+        (r.passed < want.min_passed, f'fewer than {want.min_passed} passed'),
+        (r.skipped < want.min_skipped,
+         f'fewer than {want.min_skipped} skipped'),
+        (want.failure and not r.failures, 'no failure'),
+        (want.failure is False and r.failures, 'failures' + (
+            ': ' + ', '.join(names[:3]) if names else ''))) if bad]
+    return not problems, (
+        f'{suite}: ' + runs.totals(r.passed, r.failures, r.skipped)
+        + (f' ({"; ".join(problems)})' if problems else '')
+        + (f' [{len(allowed)} failing by design: ' + ', '.join(
+            p.rsplit('.', 1)[-1] for p in allowed) + ']' if allowed else ''))
 
 
 def case_results(text: str) -> Dict[str, str]:
@@ -126,46 +113,21 @@ def case_results(text: str) -> Dict[str, str]:
     return dict(walk(ktap.parse(text), []))
 
 
-@dataclass
-class Flakes:
-    """Each case's status per round, and those not the same in all."""
-    rounds: int
-    cases: Dict[str, List[str]] = field(default_factory=dict)
-
-    @property
-    def flaky(self) -> Dict[str, List[str]]:
-        return {c: s for c, s in sorted(self.cases.items())
-                if len(set(s)) > 1}
-
-    def lines(self) -> List[str]:
-        return [f'flaky: {c}: {" ".join(s)}' for c, s in self.flaky.items()
-                ] + [f'{len(self.flaky)} flaky of {len(self.cases)} cases '
-                     f'over {self.rounds} rounds']
-
-
-def flakes(rounds: List[str], exclude: Tuple[str, ...] = ()) -> Flakes:
+def flakes(rounds: List[str], exclude: Tuple[str, ...] = ()
+           ) -> Tuple[Dict[str, List[str]], List[str]]:
     """Cases whose result is not the same in every round directory, but
-    in the suites of exclude (one of the runs has a reason to differ)."""
-    found = Flakes(len(rounds))
+    in the suites of exclude (one of the runs has a reason to differ);
+    and the lines that say so."""
+    cases: Dict[str, List[str]] = {}
     for i, rnd in enumerate(rounds):
         for suite, text in ktap.read_suites(rnd).items():
-            if suite in exclude:
-                continue
-            for case, status in case_results(text).items():
-                found.cases.setdefault(f'{suite}.{case}',
-                                       ['MISSING'] * len(rounds))[i] = status
-    return found
-
-
-@dataclass
-class SuiteVerdict:
-    """How one suite of a mutant run ended."""
-    failed: int
-    cases: List[str]
-
-    @property
-    def killed(self) -> bool:
-        return self.failed > 0
+            for case, status in case_results(text).items() \
+                    if suite not in exclude else ():
+                cases.setdefault(f'{suite}.{case}',
+                                 ['MISSING'] * len(rounds))[i] = status
+    flaky = {c: s for c, s in sorted(cases.items()) if len(set(s)) > 1}
+    return flaky, [f'flaky: {c}: {" ".join(s)}' for c, s in flaky.items()] + [
+        f'{len(flaky)} flaky of {len(cases)} cases over {len(rounds)} rounds']
 
 
 def failing_cases(test: Any, skip: Tuple[str, ...]) -> List[str]:
@@ -180,6 +142,16 @@ def failing_cases(test: Any, skip: Tuple[str, ...]) -> List[str]:
     inner = [prefix + c for s in test.subtests
              for c in failing_cases(s, skip)]
     return inner or ([name] if name not in skip else [])
+
+
+class SuiteVerdict(NamedTuple):
+    """How one suite of a mutant run ended: failures, the failing cases."""
+    failed: int
+    cases: List[str]
+
+    @property
+    def killed(self) -> bool:
+        return self.failed > 0
 
 
 def suite_verdict(suite: str, text: str) -> SuiteVerdict:

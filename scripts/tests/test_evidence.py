@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perf_aux_results import evidence, formats  # noqa: E402
+from perf_aux_results import evidence, ktap  # noqa: E402
 from test_results import run_main  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), 'test_data', 'evidence')
@@ -137,37 +137,19 @@ class MinimumTest(unittest.TestCase):
         self.assertEqual(256, evidence.least_entries(1 * MIB, g))
 
     def test_the_run_s_page_size_not_4k(self) -> None:
-        self.assertEqual(16 * KIB, formats.target_page_size('arm64-16k'))
-        self.assertEqual(64 * KIB, formats.target_page_size('arm64-64k'))
-        self.assertEqual(4 * KIB, formats.target_page_size('x86_64'))
-        self.assertIsNone(formats.target_page_size('arm64-big'))
-        self.assertEqual(16 * KIB, formats.page_bytes('16 kB'))
-        self.assertIsNone(formats.page_bytes('unknown'))
+        self.assertEqual(16 * KIB, evidence.target_page_size('arm64-16k'))
+        self.assertEqual(64 * KIB, evidence.target_page_size('arm64-64k'))
+        self.assertEqual(4 * KIB, evidence.target_page_size('x86_64'))
+        self.assertIsNone(evidence.target_page_size('arm64-big'))
 
 
 class FormatsTest(unittest.TestCase):
-    def test_source_parts(self) -> None:
-        self.assertEqual(('Debian linux-source-7.3 7.3~rc7-1~exp1',
-                          '7.3.0-rc7'),
-                         formats.source_parts('Debian linux-source-7.3 '
-                                              '7.3~rc7-1~exp1, version '
-                                              '7.3.0-rc7'))
-        self.assertEqual(('odd', ''), formats.source_parts('odd'))
-
-    def test_cmdline_of_a_console_line(self) -> None:
-        self.assertEqual('console=ttyAMA0 panic=-1', formats.CMDLINE.search(
-            '[    0.000000] Kernel command line: console=ttyAMA0 panic=-1 '
-            '\r')[1])
-        self.assertIsNone(formats.CMDLINE.search('PERF_AUX: kernel 7.3, page '
-                                                 'size 4 kB'))
-
     def test_granule_pages_of_an_entries_line(self) -> None:
-        e = formats.entries('# entries 5 for 2179 pages (PMD 2048, cont 128,'
+        e = ktap.entries('# entries 5 for 2179 pages (PMD 2048, cont 128,'
                             ' PTE 3), at least 5')
         assert e is not None
         self.assertEqual({'PMD': 2048, 'cont': 128, 'PTE': 3},
                          e.granule_pages())
-        self.assertEqual('PCT', evidence.granules_used(e))
 
 
 class EvidenceTest(unittest.TestCase):
@@ -336,8 +318,7 @@ class EvidenceTest(unittest.TestCase):
     def test_cli_out_file_and_missing_run(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, 'evidence.txt')
-            rc, printed = run_main('evidence', '--out', out, '--mutants',
-                                   NO_MUTANTS, REFERENCE,
+            rc, printed = run_main('evidence', '--out', out, REFERENCE,
                                    run_dir('custom-7.3-arm64-16k'))
             with open(out) as f:
                 text = f.read()
@@ -345,7 +326,7 @@ class EvidenceTest(unittest.TestCase):
             self.assertEqual(f'evidence: {out}\n', printed)
             self.assertIn('custom: no run directory', text)
             self.assertTrue(all(len(x) <= 72 for x in text.splitlines()))
-            rc, printed = run_main('evidence', '--mutants', NO_MUTANTS,
+            rc, printed = run_main('evidence',
                                    os.path.join(tmp, 'nothing-7.3-x86_64'))
             self.assertEqual(1, rc)
             self.assertIn('no run directory', printed)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Host tests of the acceptance report, the granule map pictures and the
-mutation matrix (scripts/perf_aux_results: report, granule_svg, matrix;
-python3 -m perf_aux results), on the crafted out/ tree in test_data/report/."""
+"""Host tests of the acceptance report and the mutation matrix
+(scripts/perf_aux_results/report.py; python3 -m perf_aux results), on the
+crafted out/ tree in test_data/report/."""
 
 import os
 import re
@@ -10,42 +10,16 @@ import shutil
 import sys
 import tempfile
 import unittest
-import xml.etree.ElementTree as ET
 from typing import Dict, List, Tuple
 from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perf_aux_results import granule_svg, report, runs  # noqa: E402
+from perf_aux_results import report, runs  # noqa: E402
 from test_results import run_main  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), 'test_data', 'report')
 PATCHES = os.path.join(DATA, 'patches')
-SVG = '{http://www.w3.org/2000/svg}'
-MIXED = ('# pagesize_test.c:210:vmap_in_vmallocinfo:granule_map '
-         'pmu=test_aux_large pages=549 snapshot=0 page_size=4096 '
-         'pmd_pages=512 cont_pages=16 map=P512,C32,T5')
-
-
-def parse_map(line: str) -> granule_svg.GranuleMap:
-    m = granule_svg.parse_line(line)
-    assert m is not None, line
-    return m
-
-
-def segments(svg: str) -> List[Tuple[str, float, str]]:
-    """(class, width, fill) of each bar segment of a picture."""
-    root = ET.fromstring(svg)
-    return [(r.get('class', ''), float(r.get('width', '0')), r.get('fill', ''))
-            for r in root.iter(f'{SVG}rect')
-            if r.get('class', '').startswith('seg-')]
-
-
-def svg_text(svg: str) -> str:
-    root = ET.fromstring(svg)
-    return '\n'.join(t.text or '' for t in root.iter(f'{SVG}text'))
-
-
 def copy_run(src: str, dst: str, subs: Dict[str, str]) -> None:
     """Run directory src again as dst, each text old replaced by new."""
     shutil.copytree(src, dst)
@@ -62,93 +36,6 @@ def copy_run(src: str, dst: str, subs: Dict[str, str]) -> None:
 def section(text: str, title: str) -> str:
     """The '## title' section of a report."""
     return text.split(f'\n## {title}\n', 1)[1].split('\n## ', 1)[0]
-
-
-class GranuleLineTest(unittest.TestCase):
-    def test_fields_after_a_th_log_prefix(self) -> None:
-        m = parse_map(MIXED)
-        self.assertEqual(('test_aux_large', 549, 0, 4096, 512, 16),
-                         (m.pmu, m.pages, m.snapshot, m.page_size,
-                          m.pmd_pages, m.cont_pages))
-        self.assertEqual([('P', 512), ('C', 32), ('T', 5)], m.runs)
-
-    def test_other_mentions_are_not_maps(self) -> None:
-        for line in ('    # Subtest: vmap_granule_map_test',
-                     '    # vmap_granule_map_test: pages 16: PMD 0',
-                     'ok 1 vmap_granule_map_test',
-                     '# granule_map pmu=x pages=2 snapshot=0 page_size=4096 '
-                     'pmd_pages=512 cont_pages=16 map=P1,X1'):
-            self.assertIsNone(granule_svg.parse_line(line), line)
-
-    def test_each_map_is_named_by_the_result_after_it(self) -> None:
-        lines = ['#  RUN           aux.a.vmap ...', MIXED,
-                 '# granule_map pmu=p pages=3 snapshot=1 page_size=4096 '
-                 'pmd_pages=512 cont_pages=0 map=T3',
-                 'ok 1 aux.a.vmap', MIXED, 'not ok 2 aux.b.vmap # reason']
-        self.assertEqual(['aux.a.vmap', 'aux.a.vmap-2', 'aux.b.vmap'],
-                         [m.test for m in granule_svg.parse_ktap(lines)])
-
-
-class GranuleSvgTest(unittest.TestCase):
-    def legend(self, m: granule_svg.GranuleMap) -> List[str]:
-        """Legend colours in the order PMD, cont-PTE, PTE."""
-        root = ET.fromstring(granule_svg.render(m, 'run: test'))
-        fills = [r.get('fill', '') for r in root.iter(f'{SVG}rect')
-                 if r.get('class') == 'legend']
-        labels = [t.text for t in root.iter(f'{SVG}text')][1:4]
-        self.assertEqual(['PMD', 'cont-PTE', 'PTE'], labels)
-        return fills
-
-    def test_segments_coloured_by_granule_and_proportional(self) -> None:
-        segs = segments(granule_svg.render(parse_map(MIXED), 'run: test'))
-        self.assertEqual(['seg-pmd', 'seg-cont', 'seg-pte'],
-                         [s[0] for s in segs])
-        fills = [s[2] for s in segs]
-        self.assertEqual(3, len(set(fills)))
-        self.assertEqual(fills, self.legend(parse_map(MIXED)))
-        # 5 pages of 549 would be 5.5 px: the PTE run gets the minimum,
-        # the PMD and cont-PTE runs share the rest as 512 to 32.
-        self.assertAlmostEqual(granule_svg.MIN_SEGMENT, segs[2][1], places=2)
-        self.assertAlmostEqual(512 / 32, segs[0][1] / segs[1][1], places=2)
-        self.assertAlmostEqual(granule_svg.BAR_WIDTH,
-                               sum(s[1] for s in segs), places=1)
-
-    def test_a_single_page_stays_visible(self) -> None:
-        widths = granule_svg.layout([65536, 1, 16])
-        self.assertEqual(granule_svg.MIN_SEGMENT, widths[1])
-        self.assertEqual(granule_svg.MIN_SEGMENT, widths[2])
-        self.assertAlmostEqual(
-            granule_svg.BAR_WIDTH - 2 * granule_svg.MIN_SEGMENT, widths[0])
-
-    def test_block_boundaries_inside_pmd_and_cont_runs(self) -> None:
-        m = parse_map(MIXED.replace('P512,', 'P1024,')
-                      .replace('pages=549', 'pages=1061'))
-        root = ET.fromstring(granule_svg.render(m, 'run: test'))
-        xs = [float(x.get('x1', '0')) for x in root.iter(f'{SVG}line')]
-        segs = segments(granule_svg.render(m, 'run: test'))
-        pmd_mid = granule_svg.BAR_X + segs[0][1] / 2
-        cont_mid = granule_svg.BAR_X + segs[0][1] + segs[1][1] / 2
-        self.assertEqual(2, len(xs))
-        self.assertAlmostEqual(pmd_mid, xs[0], places=1)
-        self.assertAlmostEqual(cont_mid, xs[1], places=1)
-
-    def test_caption_gives_bytes_and_entries(self) -> None:
-        text = svg_text(granule_svg.render(parse_map(MIXED), 'run: test'))
-        self.assertIn('549 pages, 2248704 bytes', text)
-        # 1 PMD block + 2 cont-PTE blocks + 5 PTEs.
-        self.assertIn(': 8 translation entries', text)
-
-    def test_no_cont_pte_counts_a_pte_a_page(self) -> None:
-        m = parse_map('# granule_map pmu=test_aux_large pages=515 snapshot=0 '
-                      'page_size=4096 pmd_pages=512 cont_pages=0 '
-                      'map=P512,T3')
-        self.assertEqual(4, granule_svg.entries(m))
-        self.assertIn(': 4 translation entries', granule_svg.caption(m)[1])
-
-    def test_titles_are_escaped(self) -> None:
-        svg = granule_svg.render(parse_map(MIXED), 'a <b> & "c"')
-        root = ET.fromstring(svg)
-        self.assertEqual('a <b> & "c"', root.find(f'{SVG}title').text)
 
 
 class MatrixTest(unittest.TestCase):
@@ -337,45 +224,6 @@ class ReportTest(unittest.TestCase):
         shutil.rmtree(os.path.join(self.out, 'mutants'))
         self.assertNotIn('## Mutation matrix', self.report())
 
-    def test_links_point_at_written_svgs(self) -> None:
-        links = re.findall(r'!\[[^]]*\]\(([^)]+)\)', self.report())
-        self.assertEqual(3, len(links))
-        for link in links:
-            self.assertFalse(os.path.isabs(link))
-            path = os.path.join(self.out, link)
-            self.assertTrue(os.path.isfile(path), link)
-            with open(path) as f:
-                ET.fromstring(f.read())
-
-    def test_picture_of_the_mixed_buffer(self) -> None:
-        self.report()
-        path = os.path.join(self.out, 'report', 'reference-6.12-arm64-4k-aux_'
-                            'pagesize.large_rw_mixed.vmap_in_vmallocinfo.svg')
-        with open(path) as f:
-            svg = f.read()
-        self.assertEqual(['seg-pmd', 'seg-cont', 'seg-pte'],
-                         [s[0] for s in segments(svg)])
-        self.assertIn(': 8 translation entries', svg_text(svg))
-
-    def test_stale_pictures_removed(self) -> None:
-        os.makedirs(os.path.join(self.out, 'report'))
-        stale = os.path.join(self.out, 'report', 'gone-test.svg')
-        open(stale, 'w').close()
-        self.report()
-        self.assertFalse(os.path.exists(stale))
-
-    def test_no_granule_maps_no_pictures(self) -> None:
-        for run in ('reference-6.12-arm64-4k', 'stock-6.12-arm64-4k'):
-            path = os.path.join(self.out, 'results', run,
-                                'perf_aux.pagesize_test.ktap')
-            with open(path) as f:
-                kept = [line for line in f if 'granule_map' not in line]
-            with open(path, 'w') as f:
-                f.writelines(kept)
-        text = self.report()
-        self.assertIn('No `granule_map` lines in these runs.', text)
-        self.assertNotIn('](report/', text)
-
     def add_base(self) -> None:
         """Base 7.3 beside 6.12: stock and reference as 6.12's, the
         reference with other numbers, and a strict stock run."""
@@ -403,7 +251,7 @@ class ReportTest(unittest.TestCase):
     def test_comparisons_per_base_newest_first(self) -> None:
         self.add_base()
         text = self.report()
-        for title in ('Translation entries', 'Granule maps'):
+        for title in ('Translation entries',):
             self.assertEqual(['base 7.3: arm64-4k', 'base 7.3: arm64-4k-strict',
                               'base 6.12: arm64-4k'],
                              re.findall(r'^### (.*)$', section(text, title),
@@ -429,17 +277,6 @@ class ReportTest(unittest.TestCase):
                           '1235 -> 149 usec, 8.29x'],
                          re.findall(r'vmap_contig_chunks_usec: (.*)`', bench))
 
-    def test_granule_maps_side_by_side(self) -> None:
-        self.add_base()
-        maps = section(self.report(), 'Granule maps')
-        self.assertEqual(2, maps.count('| buffer | stock | reference |'))
-        row = next(x for x in maps.splitlines()
-                   if x.startswith('| aux_pagesize.large_rw_mixed |'))
-        cells = [c.strip() for c in row.strip('|').split(' | ')]
-        self.assertEqual('—', cells[1])
-        self.assertTrue(cells[2].startswith(
-            '![reference-7.3-arm64-4k aux_pagesize.large_rw_mixed.'), cells)
-
     def test_summary_report_as_make_run_calls_it(self) -> None:
         run = os.path.join(self.out, 'results', 'reference-6.12-arm64-4k')
         with mock.patch.object(runs, 'PATCHES', PATCHES):
@@ -449,8 +286,7 @@ class ReportTest(unittest.TestCase):
         with open(self.path) as f:
             text = f.read()
         for section in ('## Kernel', '## Results', '## Translation entries',
-                        '## vmap benchmark', '## Mutation matrix',
-                        '## Granule maps'):
+                        '## vmap benchmark', '## Mutation matrix'):
             self.assertIn(section, text)
         # Every run so far, not only the one named.
         self.assertIn('| stock-6.12-arm64-4k | perf_aux.pagesize_test | 2 | 0 '
