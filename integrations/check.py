@@ -180,10 +180,26 @@ class Checks:
     def skip(self, what: str, why: str) -> None:
         print(f'ok - integrations: {what} # SKIP {why}')
 
-    def schema(self, tag: str, job: Dict[str, Any],
-               control: Callable[[], Dict[str, Any]], name: str) -> None:
-        """lava_common's verdict on job; where it rejects the upstream
-        control job (name) alike, a skip."""
+    def job(self, tag: str, render: Callable[[str], str], name: str,
+            control: str, problems: Callable[[Any], Problems],
+            save: Optional[str] = None) -> None:
+        """The job render(name) gives runs the suite (problems() finds
+        nothing), and lava_common's schema accepts it; where the schema
+        rejects the upstream control job alike, a skip."""
+        import yaml
+        try:
+            text = render(name)
+            job = yaml.safe_load(text)
+        except Exception as exc:
+            self.line(False, f'{tag} renders', repr(exc))
+            return
+        if save:
+            os.makedirs(os.path.dirname(save), exist_ok=True)
+            with open(save, 'w', encoding='utf-8') as f:
+                f.write(text)
+        found = problems(job)
+        self.line(not found, f'{tag} renders, runs {TESTDEF} on {COLLECTION}',
+                  '\n'.join(found))
         try:
             from lava_common.schemas import validate
         except ImportError:
@@ -191,9 +207,10 @@ class Checks:
                       'no lava_common (perf_aux deps lava)')
             return
         err = schema_error(validate, job)
-        if err and err == schema_error(validate, control()):
+        if err and err == schema_error(validate, yaml.safe_load(
+                render(control))):
             self.skip(f'{tag}: lava_common schema', 'this lava_common '
-                      f'rejects upstream {name} there too: {err}')
+                      f'rejects upstream {control} there too: {err}')
         else:
             self.line(not err, f'{tag}: lava_common schema accepts it', err)
 
@@ -238,26 +255,18 @@ def apply(chk: Checks, patch: str, tree: str, key: str) -> bool:
                     f'{PINS[key][1][:12]} ({files} files)', res.stderr)
 
 
-def load_yaml(path: str) -> Any:
-    import yaml
-    with open(path, encoding='utf-8') as f:
-        return yaml.safe_load(f)
-
-
 class Pipeline:
     """kernelci-pipeline's configuration, patched, and the template
     directories in the order kernelci-core's Runtime loads them."""
 
     def __init__(self, tree: str, core_templates: str) -> None:
+        import yaml
         cfg = os.path.join(tree, 'config')
-        self.jobs = load_yaml(os.path.join(cfg, 'jobs.yaml'))['jobs']
-        self.scheduler = load_yaml(
-            os.path.join(cfg, 'scheduler.yaml'))['scheduler']
-        self.platforms = load_yaml(
-            os.path.join(cfg, 'platforms.yaml'))['platforms']
-        self.rootfs = load_yaml(os.path.join(cfg, 'rootfs.yaml'))['rootfs']
-        self.runtimes = load_yaml(
-            os.path.join(cfg, 'pipeline.yaml'))['runtimes']
+        for name, key in (('jobs', 'jobs'), ('scheduler', 'scheduler'),
+                          ('platforms', 'platforms'), ('rootfs', 'rootfs'),
+                          ('pipeline', 'runtimes')):
+            with open(os.path.join(cfg, f'{name}.yaml'), encoding='utf-8') as f:
+                setattr(self, key, yaml.safe_load(f)[key])
         self.templates = [os.path.join(cfg, 'runtime'), core_templates]
 
     def entries(self, job: str = JOB) -> List[Dict[str, Any]]:
@@ -388,20 +397,20 @@ def render(pipe: Pipeline, entry: Dict[str, Any], platform: str,
     return env.get_template(job['template']).render(params)
 
 
-def runs_testdef(job: Dict[str, Any]) -> bool:
-    """The job runs kselftest.yaml, once, on the collection."""
+def testdef_problems(job: Dict[str, Any]) -> Problems:
+    """Unless the job runs kselftest.yaml, once, on the collection: why."""
     defs = [d for a in job.get('actions', []) if 'test' in a
             for d in a['test'].get('definitions', [])
             if d.get('path') == TESTDEF]
-    return len(defs) == 1 and defs[0].get('parameters', {}).get(
-        'TST_CMDFILES') == COLLECTION
+    return [] if len(defs) == 1 and defs[0].get('parameters', {}).get(
+        'TST_CMDFILES') == COLLECTION else [f'no {TESTDEF} on {COLLECTION}']
 
 
 def rendered_problems(job: Dict[str, Any]) -> Problems:
     """What the rendered job must do for the suite: run kselftest.yaml on
     the collection, with every image's URL; on QEMU (tmpfs) the kernel's
     modules in the ramdisk, since the tests modprobe test_aux_pmu."""
-    problems = [] if runs_testdef(job) else [f'no {TESTDEF} on {COLLECTION}']
+    problems = testdef_problems(job)
     deploys = [a['deploy'] for a in job.get('actions', []) if 'deploy' in a]
     images = [(k, v) for d in deploys for k, v in d.items()
               if isinstance(v, dict) and 'url' in v] + [
@@ -418,30 +427,16 @@ def rendered_problems(job: Dict[str, Any]) -> Problems:
 
 
 def check_render(chk: Checks, pipe: Pipeline) -> None:
-    import yaml
     out = os.environ.get('PERF_AUX_INTEGRATIONS_OUT')
     n = 0
     for entry in pipe.entries():
         for platform in entry.get('platforms', []):
             n += 1
-            tag = (f'KernelCI job {JOB} on {platform} '
-                   f'({entry["event"]["name"]}, {entry["runtime"]["name"]})')
-            try:
-                text = render(pipe, entry, platform)
-                job = yaml.safe_load(text)
-            except Exception as exc:
-                chk.line(False, f'{tag} renders', repr(exc))
-                continue
-            if out:
-                os.makedirs(out, exist_ok=True)
-                with open(os.path.join(out, f'{n}-{platform}.yaml'), 'w',
-                          encoding='utf-8') as f:
-                    f.write(text)
-            problems = rendered_problems(job)
-            chk.line(not problems, f'{tag} renders, runs {TESTDEF} on '
-                     f'{COLLECTION}', '\n'.join(problems))
-            chk.schema(tag, job, lambda: yaml.safe_load(render(
-                pipe, entry, platform, CONTROL_JOB)), CONTROL_JOB)
+            chk.job(f'KernelCI job {JOB} on {platform} ({entry["event"]["name"]}'
+                    f', {entry["runtime"]["name"]})',
+                    lambda name: render(pipe, entry, platform, name), JOB,
+                    CONTROL_JOB, rendered_problems,
+                    out and os.path.join(out, f'{n}-{platform}.yaml'))
 
 
 def check_unchanged(chk: Checks, pipe: Pipeline, pristine: str) -> None:
@@ -478,7 +473,6 @@ def tuxlava_args(device: str, test: str) -> Dict[str, Any]:
 def check_tuxlava(chk: Checks, tree: str) -> None:
     """Import the patched tuxlava, ask it what it knows of the test, and
     have it render the job on each of the test's devices."""
-    import yaml
     sys.path.insert(0, tree)
     try:
         from tuxlava.tests import Test  # type: ignore
@@ -500,23 +494,16 @@ def check_tuxlava(chk: Checks, tree: str) -> None:
              and not test.cmdfile,
              f'tuxlava {TUXLAVA_TEST} runs the {COLLECTION} collection')
 
-    def job_of(device: str, name: str) -> Dict[str, Any]:
+    def job_of(device: str, name: str) -> str:
         job = Job(**tuxlava_args(device, name))
         job.initialize()
-        return yaml.safe_load(job.render())
+        return job.render()
 
     for device in sorted(d for p in test.devices
                          for d in fnmatch.filter(devices, p)):
-        tag = f'tuxlava job {TUXLAVA_TEST} on {device}'
-        try:
-            job = job_of(device, TUXLAVA_TEST)
-        except Exception as exc:
-            chk.line(False, f'{tag} renders', repr(exc))
-            continue
-        chk.line(runs_testdef(job), f'{tag} renders, runs {TESTDEF} on '
-                 f'{COLLECTION}')
-        chk.schema(tag, job, lambda: job_of(device, TUXLAVA_CONTROL),
-                   TUXLAVA_CONTROL)
+        chk.job(f'tuxlava job {TUXLAVA_TEST} on {device}',
+                lambda name: job_of(device, name), TUXLAVA_TEST,
+                TUXLAVA_CONTROL, testdef_problems)
 
 
 def check_mirrors(chk: Checks, mirrors: str, tmp: str) -> None:
