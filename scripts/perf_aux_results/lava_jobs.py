@@ -47,65 +47,56 @@ def validate_checks(paths: List[str]) -> List[Check]:
     return checks
 
 
-def _first(job: Dict[str, Any], kind: str) -> Dict[str, Any]:
-    return next(a[kind] for a in job['actions'] if kind in a)
+def _edit(data: Any, path: List[Any], value: Any) -> None:
+    """Sets the value at path in a job ("@kind": its first action of that
+    kind), or deletes it (DELETE)."""
+    for key in path[:-1]:
+        data = next(a[key[1:]] for a in data['actions'] if key[1:] in a) \
+            if str(key).startswith('@') else data[key]
+    if value is DELETE:
+        del data[path[-1]]
+    else:
+        data[path[-1]] = value
 
 
-def _edit(path: List[Any], value: Any = None) -> Callable[[Any], None]:
-    """Sets the value at path in a job, or without a value deletes it."""
-    def apply(data: Any) -> None:
-        for key in path[:-1]:
-            data = data[key]
-        if value is None:
-            del data[path[-1]]
-        else:
-            data[path[-1]] = value
-    return apply
-
-
-# Each reject case: (what, base file, mutation).  A mutation that the
-# schema accepts is a failed check: the validation would not catch it.
+# Each reject case: what, base file, the path it changes, the value.  A
+# change the schema accepts is a failed check: validation would miss it.
 JOB = 'lava-jobs/jobs/qemu-arm64-4k.yaml'
 FVP = 'lava-jobs/jobs/fvp-revc-spe-trbe.yaml'
 TESTDEF = 'lava-jobs/perf-aux.yaml'
-REJECTS: List[Tuple[str, str, Callable[[Any], None]]] = [
-    ('job without visibility', JOB, _edit(['visibility'])),
-    ('job without job_name', JOB, _edit(['job_name'])),
-    ('job without a job timeout', JOB, _edit(['timeouts', 'job'])),
-    ('unknown context key (has_spe)', JOB,
-     _edit(['context', 'has_spe'], True)),
-    ('action timeout above the job timeout', JOB,
-     lambda j: _first(j, 'test').__setitem__('timeout', {'minutes': 600})),
+DELETE = object()
+REJECTS: List[Tuple[str, str, List[Any], Any]] = [
+    ('job without visibility', JOB, ['visibility'], DELETE),
+    ('job without job_name', JOB, ['job_name'], DELETE),
+    ('job without a job timeout', JOB, ['timeouts', 'job'], DELETE),
+    ('unknown context key (has_spe)', JOB, ['context', 'has_spe'], True),
+    ('action timeout above the job timeout', JOB, ['@test', 'timeout'],
+     {'minutes': 600}),
     ('test definition name with a space', JOB,
-     lambda j: _first(j, 'test')['definitions'][0].__setitem__(
-         'name', 'perf aux')),
+     ['@test', 'definitions', 0, 'name'], 'perf aux'),
     ('git test definition without path', JOB,
-     lambda j: _first(j, 'test')['definitions'][0].pop('path')),
-    ('qemu boot from nfs media', JOB,
-     lambda j: _first(j, 'boot').__setitem__('media', 'nfs')),
+     ['@test', 'definitions', 0, 'path'], DELETE),
+    ('qemu boot from nfs media', JOB, ['@boot', 'media'], 'nfs'),
     ('deploy image without url', JOB,
-     lambda j: _first(j, 'deploy')['images']['kernel'].pop('url')),
-    ('fvp boot without docker image', FVP,
-     lambda j: _first(j, 'boot').pop('docker')),
-    ('fvp boot without console_string', FVP,
-     lambda j: _first(j, 'boot').pop('console_string')),
-    ('fvp boot arguments not a list', FVP,
-     lambda j: _first(j, 'boot').__setitem__('arguments', '-C x=1')),
-    ('test definition of another format', TESTDEF,
-     _edit(['metadata', 'format'], 'Lava-Test Test Definition 2.0')),
-    ('test definition without a name', TESTDEF,
-     _edit(['metadata', 'name'])),
-    ('test definition run without steps', TESTDEF,
-     _edit(['run'], {'commands': ['true']})),
+     ['@deploy', 'images', 'kernel', 'url'], DELETE),
+    ('fvp boot without docker image', FVP, ['@boot', 'docker'], DELETE),
+    ('fvp boot without console_string', FVP, ['@boot', 'console_string'],
+     DELETE),
+    ('fvp boot arguments not a list', FVP, ['@boot', 'arguments'], '-C x=1'),
+    ('test definition of another format', TESTDEF, ['metadata', 'format'],
+     'Lava-Test Test Definition 2.0'),
+    ('test definition without a name', TESTDEF, ['metadata', 'name'], DELETE),
+    ('test definition run without steps', TESTDEF, ['run'],
+     {'commands': ['true']}),
     ('test definition with an unknown result in fixupdict', TESTDEF,
-     _edit(['parse'], {'fixupdict': {'PASS': 'passed'}})),
+     ['parse'], {'fixupdict': {'PASS': 'passed'}}),
 ]
 
 
 def reject_checks() -> List[Check]:
     job, testdef = _validators()
     checks = []
-    for what, base, mutate in REJECTS:
+    for what, base, path, value in REJECTS:
         data = _load(os.path.join(ROOT, base))
         # The unmutated file must pass, or a reject proves nothing.
         check = testdef if base == TESTDEF else job
@@ -115,7 +106,7 @@ def reject_checks() -> List[Check]:
             checks.append(Check(False, f'rejects {what}: base {base} itself '
                                 f'is invalid: {e}', []))
             continue
-        mutate(data)
+        _edit(data, path, value)
         try:
             check(data)
             checks.append(Check(False, f'rejects {what} (accepted)', []))
