@@ -5,6 +5,7 @@ per suite, translation entries per AUX buffer beside the minimum computed
 here from the page size, skips by reason, and the base's mutation score."""
 
 import os
+import re
 import textwrap
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
@@ -122,23 +123,19 @@ class Run(NamedTuple):
 def labels(dirs: List[str]) -> List[str]:
     """A short name a run: its kernel, with its variant or whole name
     where needed to tell the runs apart."""
-    for name_of in (lambda p: p.kernel,
-                    lambda p: p.kernel + ('' if p.variant in ('', 'default')
-                                          else f'-{p.variant}')):
-        names = [name_of(runs.parts(d)) for d in dirs]
+    parts = [runs.parts(d) for d in dirs]
+    for names in ([p.kernel for p in parts], [p.kernel + (
+            '' if p.variant in ('', 'default') else f'-{p.variant}')
+            for p in parts], [runs.name(d) for d in dirs]):
         if len(set(names)) == len(names):
-            return names
-    return [runs.name(d) for d in dirs]
+            break
+    return names
 
 
 def target_page_size(target: str) -> Optional[int]:
     """The page size a target's name promises ("arm64-16k"), else None."""
-    size = target.removeprefix('arm64-')
-    if target == 'x86_64':
-        return 4096
-    ok = target.startswith('arm64-') and size[:-1].isdigit() and \
-        size.endswith('k')
-    return int(size[:-1]) * 1024 if ok else None
+    m = re.fullmatch(r'arm64-([0-9]+)k|x86_64', target)
+    return (int(m[1]) * 1024 if m[1] else 4096) if m else None
 
 
 def load(d: str, label: str, logs: str) -> Run:
