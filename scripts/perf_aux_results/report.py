@@ -24,9 +24,8 @@ def md_cell(text: str) -> str:
 
 def md_table(head: List[str], align: List[str], rows: List[List[str]]
              ) -> List[str]:
-    return ['| ' + ' | '.join(row) + ' |' for row in [head]] + [
-        '|' + ''.join(f'{a}|' for a in align)] + [
-        '| ' + ' | '.join(row) + ' |' for row in rows]
+    return [f'| {" | ".join(head)} |', '|' + '|'.join(align) + '|'] + [
+        f'| {" | ".join(row)} |' for row in rows]
 
 
 def kernel_section(dirs: List[str], logs: str) -> List[str]:
@@ -182,12 +181,10 @@ def beyond_baseline(suites: Dict[str, SuiteVerdict],
                     base: Dict[str, SuiteVerdict]) -> Dict[str, SuiteVerdict]:
     """Only what fails on the mutant and not on the unmutated kernel (the
     peers fail some cases on every kernel)."""
-    out = {}
-    for suite, v in suites.items():
-        new = [c for c in v.cases if c not in base[suite].cases] \
-            if suite in base else v.cases
-        out[suite] = SuiteVerdict(len(new), new) if suite in base else v
-    return out
+    new = {s: [c for c in v.cases if c not in base[s].cases]
+           for s, v in suites.items() if s in base}
+    return {s: SuiteVerdict(len(new[s]), new[s]) if s in new else v
+            for s, v in suites.items()}
 
 
 class Matrix(NamedTuple):
@@ -228,14 +225,11 @@ class Matrix(NamedTuple):
              + [cell(r.suites.get(s)) for s in suites] for r in self.rows])
 
 
-def cell(verdict: Optional[SuiteVerdict]) -> str:
-    if verdict is None:
-        return 'not run'
-    if not verdict.killed:
-        return 'survived'
-    names = ', '.join(verdict.cases[:2])
-    return f'killed ({verdict.failed} failed' + (f': {names})' if names
-                                                  else ')')
+def cell(v: Optional[SuiteVerdict]) -> str:
+    if v is None or not v.killed:
+        return 'not run' if v is None else 'survived'
+    return f'killed ({v.failed} failed' + (
+        f': {", ".join(v.cases[:2])})' if v.cases else ')')
 
 
 def matrices(mutants: str, patches: str) -> List[Matrix]:
