@@ -31,7 +31,7 @@
 # recurses or relies on a caller's value surviving a call.
 
 # A diagnostic line giving the translation entries of a case's vmap, e.g.
-# "# pagesize_test.c:204:vmap_in_vmallocinfo:entries 8 for 1024 pages (...)":
+# "# pagesize_test.c:140:large_chunks_mapped_large:entries 8 for 1024 pages (...)":
 # its number is the next result's measurement, in "entries".
 UNITS=entries
 

@@ -28,6 +28,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitfield.h>
 #include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/hrtimer.h>
@@ -39,42 +40,14 @@
 #include <linux/seq_file.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
-#include <linux/stringify.h>
 #include <linux/vmalloc.h>
 #include <linux/unaligned.h>
 
-/* attr.config fields, shared by format/ in sysfs and event_init. */
-#define ATTR_CFG_FLD_mode_CFG		config
-#define ATTR_CFG_FLD_mode_LO		0
-#define ATTR_CFG_FLD_mode_HI		1
-#define ATTR_CFG_FLD_words_CFG		config
-#define ATTR_CFG_FLD_words_LO		8
-#define ATTR_CFG_FLD_words_HI		15
-#define ATTR_CFG_FLD_align_CFG		config
-#define ATTR_CFG_FLD_align_LO		16
-#define ATTR_CFG_FLD_align_HI		19
-#define ATTR_CFG_FLD_burst_CFG		config
-#define ATTR_CFG_FLD_burst_LO		32
-#define ATTR_CFG_FLD_burst_HI		47
-#define ATTR_CFG_FLD_period_CFG		config1
-#define ATTR_CFG_FLD_period_LO		0
-#define ATTR_CFG_FLD_period_HI		63
-
-#define AUX_TEST_FORMAT_ATTR(name)					\
-	PMU_FORMAT_ATTR(name,						\
-			__stringify(ATTR_CFG_FLD_##name##_CFG) ":"	\
-			__stringify(ATTR_CFG_FLD_##name##_LO) "-"	\
-			__stringify(ATTR_CFG_FLD_##name##_HI))
-#define AUX_TEST_CFG_MASK(name)						\
-	GENMASK_ULL(ATTR_CFG_FLD_##name##_HI, ATTR_CFG_FLD_##name##_LO)
-#define AUX_TEST_CFG_GET(attr, name)					\
-	(((attr)->ATTR_CFG_FLD_##name##_CFG & AUX_TEST_CFG_MASK(name)) >>	\
-	 ATTR_CFG_FLD_##name##_LO)
-
-/* Every bit of attr.config that some field owns. */
-#define AUX_TEST_CONFIG_BITS						\
-	(AUX_TEST_CFG_MASK(mode) | AUX_TEST_CFG_MASK(words) |		\
-	 AUX_TEST_CFG_MASK(align) | AUX_TEST_CFG_MASK(burst))
+/* attr.config fields, as format/ in sysfs gives them; config1 the period. */
+#define CFG_MODE	GENMASK_ULL(1, 0)
+#define CFG_WORDS	GENMASK_ULL(15, 8)
+#define CFG_ALIGN	GENMASK_ULL(19, 16)
+#define CFG_BURST	GENMASK_ULL(47, 32)
 
 struct aux_test_pmu {
 	struct pmu pmu;
@@ -363,8 +336,8 @@ static void aux_test_destroy(struct perf_event *event)
 static int aux_test_event_init(struct perf_event *event)
 {
 	struct perf_event_attr *attr = &event->attr;
-	u64 mode = AUX_TEST_CFG_GET(attr, mode);
-	u64 period = AUX_TEST_CFG_GET(attr, period);
+	u64 mode = FIELD_GET(CFG_MODE, attr->config);
+	u64 period = attr->config1;
 	struct aux_gen *g;
 	unsigned int words;
 	size_t rec;
@@ -376,25 +349,26 @@ static int aux_test_event_init(struct perf_event *event)
 	/* Trace comes from a hard-irq timer: only for those who may profile. */
 	if (!perfmon_capable())
 		return -EACCES;
-	if (mode >= GEN_NR_MODES || (attr->config & ~AUX_TEST_CONFIG_BITS) ||
-	    AUX_TEST_CFG_GET(attr, align) > 11 ||
+	if (mode >= GEN_NR_MODES ||
+	    (attr->config & ~(CFG_MODE | CFG_WORDS | CFG_ALIGN | CFG_BURST)) ||
+	    FIELD_GET(CFG_ALIGN, attr->config) > 11 ||
 	    (period && (period < GEN_MIN_PERIOD_NS || period > NSEC_PER_SEC)))
 		return -EINVAL;
-	words = AUX_TEST_CFG_GET(attr, words);
+	words = FIELD_GET(CFG_WORDS, attr->config);
 	if (mode == GEN_SPE)
 		rec = SPE_PKT_BYTES * (words + 2);
 	else
 		rec = ETE_ASYNC_BYTES + 8 * (words + 2);
 	/* Bounded work per tick, whatever the buffer. */
-	if (AUX_TEST_CFG_GET(attr, burst) * rec > GEN_MAX_TICK_BYTES)
+	if (FIELD_GET(CFG_BURST, attr->config) * rec > GEN_MAX_TICK_BYTES)
 		return -EINVAL;
 	g = kzalloc(struct_size(g, frame, rec), GFP_KERNEL);
 	if (!g)
 		return -ENOMEM;
 	g->mode = mode;
 	g->words = words;
-	g->align = 1U << AUX_TEST_CFG_GET(attr, align);
-	g->burst = max_t(u64, AUX_TEST_CFG_GET(attr, burst), 1);
+	g->align = 1U << FIELD_GET(CFG_ALIGN, attr->config);
+	g->burst = max_t(u64, FIELD_GET(CFG_BURST, attr->config), 1);
 	g->period = period ?: GEN_PERIOD_NS;
 	g->rec_bytes = rec;
 	g->frame_seq = U64_MAX;
@@ -542,11 +516,11 @@ static int aux_test_buffers_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(aux_test_buffers);
 
-AUX_TEST_FORMAT_ATTR(mode);
-AUX_TEST_FORMAT_ATTR(words);
-AUX_TEST_FORMAT_ATTR(align);
-AUX_TEST_FORMAT_ATTR(burst);
-AUX_TEST_FORMAT_ATTR(period);
+PMU_FORMAT_ATTR(mode, "config:0-1");
+PMU_FORMAT_ATTR(words, "config:8-15");
+PMU_FORMAT_ATTR(align, "config:16-19");
+PMU_FORMAT_ATTR(burst, "config:32-47");
+PMU_FORMAT_ATTR(period, "config1:0-63");
 
 static struct attribute *aux_test_format_attrs[] = {
 	&format_attr_mode.attr,

@@ -1,15 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests for rb_alloc_aux(), the perf AUX buffer page allocator.
- *
- * Rule: order 0 only without PERF_PMU_CAP_AUX_PREFER_LARGE or _AUX_NO_SG;
- * else each chunk asks min(ceiling, ilog2(pages missing), MAX_PAGE_ORDER),
- * the ceiling being get_order(watermark) (default half the buffer), or
- * ilog2(nr_pages) in overwrite mode, and falls back one order at a time.
- * The order is in the head's page_private(); NO_SG overwrite needs one chunk;
- * every page comes zeroed.
- * Static stubs on rb_aux_get_pages()/rb_aux_put_page() track every page and
- * inject failures.  Cases whose order the page allocator refuses are skipped.
+ * KUnit tests for rb_alloc_aux(), the perf AUX buffer page allocator, by
+ * the rule ring_buffer_kunit_orders.h states: static stubs on
+ * rb_aux_get_pages()/rb_aux_put_page() track every page and inject
+ * failures.  Cases whose order the page allocator refuses are skipped.
  */
 
 #include <kunit/static_stub.h>
@@ -244,11 +238,6 @@ static int aux_first_unzeroed(struct perf_buffer *rb)
 	return -1;
 }
 
-static bool aux_too_big(int nr_pages)
-{
-	return nr_pages > totalram_pages() / 4;
-}
-
 /*
  * Runs rb_alloc_aux() for ctx->c and checks the rule, whatever was refused:
  * each chunk first asks the largest allowed order, then k - 1 after k fails;
@@ -265,7 +254,7 @@ static int aux_alloc_and_check(struct kunit *test)
 	bool one_chunk, ok;
 	int ret;
 
-	if (aux_too_big(c->nr_pages))
+	if (c->nr_pages > totalram_pages() / 4)
 		kunit_skip(test, "buffer larger than a quarter of memory");
 	aux_req_log(test, c->nr_pages);
 	ctx->pmu.capabilities = c->caps;
@@ -373,16 +362,8 @@ static long aux_watermark(enum aux_mode wm, int nr_pages)
 {
 	long size = (long)nr_pages << PAGE_SHIFT;
 
-	switch (wm) {
-	case WM_PAGE:
-		return PAGE_SIZE;
-	case WM_HALF:
-		return size / 2;
-	case WM_WHOLE:
-		return size;
-	default:
-		return 0;
-	}
+	return wm == WM_PAGE ? PAGE_SIZE : wm == WM_HALF ? size / 2 :
+	       wm == WM_WHOLE ? size : 0;
 }
 
 /* Named: the tables' rows for each capability set (and mode). */

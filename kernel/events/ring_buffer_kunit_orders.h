@@ -14,8 +14,9 @@
  * Rule of commit 18049c8cff9c ("perf/aux: Allocate non-contiguous AUX pages
  * by default"): order 0 without PERF_PMU_CAP_AUX_PREFER_LARGE or _AUX_NO_SG;
  * else chunks up to get_order(watermark) (default half the buffer) in normal
- * mode, the buffer in snapshot mode, MAX_PAGE_ORDER at most; a NO_SG snapshot
- * buffer is one chunk or -ENOMEM.
+ * mode, the buffer in snapshot mode, MAX_PAGE_ORDER and the pages left at
+ * most, falling back an order at a time; a NO_SG snapshot buffer is one chunk
+ * or -ENOMEM.  A chunk's order is in its head's page_private(); pages zeroed.
  */
 /* Normal mode by watermark (perf's default, a page, half, all); snapshot. */
 enum aux_mode { WM_DEFAULT, WM_PAGE, WM_HALF, WM_WHOLE, SNAPSHOT, NR_MODES };

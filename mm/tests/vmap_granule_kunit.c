@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests for the page-table granules vmap() maps pages with.
- *
- * With large vmap, each physically contiguous run of pages (compound or
- * split, as perf AUX chunks) is mapped with the largest block its length and
- * physical and virtual alignment allow: PMD, arm64 cont-PTE, else PTE.  Each
- * case vmap()s one shape of pages[] (shapes and tables: vmap_granule_kunit.h)
- * and checks its granules against the shape's literal table row, or lookup,
- * data, NX, vunmap() and set_memory_*().  Where vmap() maps base pages only,
- * granule cases skip unless CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT.
+ * KUnit tests for the page-table granules vmap() maps pages with: each
+ * physically contiguous run (compound or split, as perf AUX chunks) with the
+ * largest block its length and alignment allow.  Each case vmap()s a shape of
+ * vmap_granule_kunit.h and checks its granules against the literal table, or
+ * lookup, data, NX, vunmap() and set_memory_*().  Where vmap() maps base
+ * pages only, granule cases skip unless VMAP_GRANULE_KUNIT_TEST_STRICT.
  */
 
 #include <kunit/test.h>
@@ -334,7 +331,7 @@ static int probe_maps_large(unsigned int order)
  */
 static int vmap_granule_suite_init(struct kunit_suite *suite)
 {
-	unsigned int shifts[] = { arch_offers_pmd() ? PMD_SHIFT : 0,
+	unsigned int shifts[] = { arch_states_granules() ? PMD_SHIFT : 0,
 				  arch_cont_shift() };
 	unsigned int i;
 

@@ -35,11 +35,6 @@ static bool arch_states_granules(void)
 #endif
 }
 
-static bool arch_offers_pmd(void)
-{
-	return arch_states_granules();
-}
-
 static unsigned int arch_cont_shift(void)
 {
 #ifdef CONFIG_ARM64

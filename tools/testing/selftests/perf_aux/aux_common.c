@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Helpers shared by the perf_aux selftests; PMUs of lib/test_aux_pmu.c. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,15 +48,10 @@ int pmu_format_set(const char *pmu, const char *field, __u64 value,
 		hi = lo;
 	else if (n != 3)
 		return -EINVAL;
-	if (!strcmp(word, "config"))
-		cfg = (__u64 *)&attr->config;
-	else if (!strcmp(word, "config1"))
-		cfg = (__u64 *)&attr->config1;
-	else if (!strcmp(word, "config2"))
-		cfg = (__u64 *)&attr->config2;
-	else
-		return -EINVAL;
-	if (hi < lo || hi > 63)
+	cfg = !strcmp(word, "config") ? (__u64 *)&attr->config :
+	      !strcmp(word, "config1") ? (__u64 *)&attr->config1 :
+	      !strcmp(word, "config2") ? (__u64 *)&attr->config2 : NULL;
+	if (!cfg || hi < lo || hi > 63)
 		return -EINVAL;
 	mask = hi - lo == 63 ? ~0ULL : ((1ULL << (hi - lo + 1)) - 1);
 	if (value & ~mask)
@@ -156,11 +150,6 @@ long meminfo_kb(const char *field)
 	return kb;
 }
 
-long mem_available_kb(void)
-{
-	return meminfo_kb("MemAvailable");
-}
-
 /* The order of the chunks @chunk names for a buffer of @nr_pages pages. */
 int aux_chunk_order(enum aux_chunk chunk, unsigned long nr_pages)
 {
@@ -256,13 +245,6 @@ int aux_area_map(struct aux_buffer *b, unsigned long aux_pages, bool snapshot)
 	return 0;
 }
 
-/* Both areas of @fd.  Returns 0 or -errno of the failing step. */
-int aux_buffer_map(struct aux_buffer *b, int fd, unsigned long aux_pages,
-		   bool snapshot)
-{
-	return aux_data_map(b, fd) ?: aux_area_map(b, aux_pages, snapshot);
-}
-
 void aux_buffer_unmap(struct aux_buffer *b)
 {
 	if (b->aux)
@@ -313,52 +295,6 @@ int aux_records_read(struct aux_buffer *b,
 		__atomic_store_n(&up->data_tail, tail, __ATOMIC_RELEASE);
 	}
 	return n;
-}
-
-/* Kernel log: remembers where it ended, then finds warnings after that. */
-int kmsg_open_at_end(void)
-{
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
-
-	if (fd >= 0)
-		lseek(fd, 0, SEEK_END);
-	return fd;
-}
-
-/* Above PRINTK_MESSAGE_MAX: /dev/kmsg fails reads shorter than a record. */
-#define KMSG_RECORD_MAX 8192
-
-int kmsg_warnings(int fd)
-{
-	static char rec[KMSG_RECORD_MAX];
-	ssize_t n;
-	int warnings = 0;
-
-	if (fd < 0) {
-		/* Not a pass in disguise: say that nothing was looked at. */
-		ksft_print_msg("cannot read /dev/kmsg: kernel warnings not checked\n");
-		return 0;
-	}
-	for (;;) {
-		n = read(fd, rec, sizeof(rec) - 1);
-		if (n < 0 && errno == EPIPE)
-			continue;	/* overwritten records */
-		if (n < 0 && errno == EINVAL) {
-			/* A record not read is a warning not looked at. */
-			ksft_print_msg("/dev/kmsg record longer than %d bytes\n",
-				       KMSG_RECORD_MAX - 1);
-			warnings++;
-			break;
-		}
-		if (n <= 0)
-			break;
-		rec[n] = '\0';
-		/* SPE's report of a fault on its own buffer mapping, too. */
-		if (strstr(rec, "WARNING:") || strstr(rec, "BUG:") ||
-		    strstr(rec, "Unexpected buffer fault"))
-			warnings++;
-	}
-	return warnings;
 }
 
 /* Free blocks per order, all zones, from /proc/buddyinfo; orders read. */

@@ -56,7 +56,11 @@ bool aux_setup_failure_forced(void);
 long sysctl_read(const char *path);
 int sysctl_write(const char *path, long v);
 long meminfo_kb(const char *field);
-long mem_available_kb(void);
+
+static inline long mem_available_kb(void)
+{
+	return meminfo_kb("MemAvailable");
+}
 
 /* /proc/buddyinfo: a column per order, at most this many. */
 #define MAX_ORDERS 32
@@ -73,9 +77,6 @@ int buddy_room_order_compact(unsigned long pages, int top);
  */
 enum aux_chunk { CHUNK_PAGE, CHUNK_HALF, CHUNK_WHOLE };
 int aux_chunk_order(enum aux_chunk chunk, unsigned long nr_pages);
-
-/* The synthetic PMUs' vmap() call site, as /proc/vmallocinfo names it. */
-#define AUX_VMAP_CALLER "aux_test_setup_aux"
 
 /* An open AUX event with its data and AUX areas mapped. */
 struct aux_buffer {
@@ -100,13 +101,16 @@ int aux_event_open(int type, unsigned long watermark);
 
 int aux_data_map(struct aux_buffer *b, int fd);
 int aux_area_map(struct aux_buffer *b, unsigned long aux_pages, bool snapshot);
-int aux_buffer_map(struct aux_buffer *b, int fd, unsigned long aux_pages,
-		   bool snapshot);
 void aux_buffer_unmap(struct aux_buffer *b);
 int aux_records_read(struct aux_buffer *b,
 		     int (*fn)(void *ctx, __u64 off, __u64 size, __u64 flags),
 		     void *ctx);
-int kmsg_open_at_end(void);
-int kmsg_warnings(int fd);
+
+/* Both areas of @fd.  Returns 0 or -errno of the failing step. */
+static inline int aux_buffer_map(struct aux_buffer *b, int fd,
+				 unsigned long aux_pages, bool snapshot)
+{
+	return aux_data_map(b, fd) ?: aux_area_map(b, aux_pages, snapshot);
+}
 
 #endif /* PERF_AUX_COMMON_H */

@@ -4,8 +4,7 @@
  * on lib/test_aux_pmu.c's PMUs:
  *  - aux_head (acquire) is the extent the PERF_RECORD_AUX records cover,
  *    and where they end once stopped; aux_tail (release) hands it back;
- *  - poll() wakes at each aux_watermark: none lost, no storm;
- *  - snapshot mode read as perf record -S reads it.
+ *  - poll() wakes at each aux_watermark: none lost, no storm.
  */
 #include <poll.h>
 #include <stdio.h>
@@ -29,7 +28,7 @@ static unsigned long contract_pages(void)
 FIXTURE(contract) {
 	struct trace_consumer tc;
 	uint64_t tail;		/* the aux_tail this consumer wrote */
-	int kmsg, cpu;
+	int cpu;
 };
 
 FIXTURE_VARIANT(contract) {
@@ -50,66 +49,40 @@ FIXTURE_VARIANT_ADD(contract, trbe) {
 FIXTURE_SETUP(contract)
 {
 	self->tc.b.fd = -1;
-	self->kmsg = -1;
 	self->tail = 0;
 	if (pmu_type(aux_pmu_names[CAPS_LARGE]) < 0)
 		SKIP(return, NO_TEST_PMU);
 	if (!cpu_events_allowed())
 		SKIP(return, NO_PERFMON);
-	self->kmsg = kmsg_open_at_end();
 	self->cpu = trace_pick_cpus();
 }
 
 FIXTURE_TEARDOWN(contract)
 {
 	trace_close(&self->tc);
-	EXPECT_EQ(0, kmsg_warnings(self->kmsg));
-	if (self->kmsg >= 0)
-		close(self->kmsg);
 }
 
 /*
- * A generator on @pages, @parts ticks per buffer every @period_ns, with
- * @watermark (0: default); the consumer writes aux_tail, as perf does.
+ * A generator, @parts ticks per buffer every @period_ns, with @watermark
+ * (0: default); the consumer writes aux_tail, as perf does.
  */
 static int contract_open(struct trace_consumer *tc, enum gen_mode mode,
-			 unsigned long pages, bool snapshot, unsigned int parts,
-			 unsigned long long period_ns, unsigned long watermark,
-			 int cpu)
+			 unsigned int parts, unsigned long long period_ns,
+			 unsigned long watermark, int cpu)
 {
 	struct gen_config cfg = {
 		.mode = mode, .words = 6, .align_log2 = 6,
 		.period_ns = period_ns,
 	};
+	unsigned long pages = contract_pages();
 	int ret;
 
 	cfg.burst = pages * page_size() / parts / gen_record_bytes(&cfg) ?: 1;
 	/* aux_watermark is read at the AUX mmap(), from the event's attr. */
-	ret = trace_open_event(tc, CAPS_LARGE, &cfg, pages, snapshot, cpu,
+	ret = trace_open_event(tc, CAPS_LARGE, &cfg, pages, false, cpu,
 			       watermark);
-	if (ret)
-		return ret;
 	tc->tail_from_head = true;
-	return aux_area_map(&tc->b, pages, snapshot);
-}
-
-/* Whether [@from, @to) may be SPE-like zero padding before aux_head. */
-static bool contract_padding(struct trace_consumer *tc, uint64_t from,
-			     uint64_t to)
-{
-	const uint8_t *aux = tc->b.aux;
-	uint64_t off;
-
-	if (from == to)
-		return true;
-	if (tc->cfg.mode != GEN_SPE || to % tc->align ||
-	    (to - from >= tc->align &&
-	     !(to % tc->size == 0 && to - from < tc->rec + tc->align)))
-		return false;
-	for (off = from; off < to; off++)
-		if (aux[off % tc->size])
-			return false;
-	return true;
+	return ret ?: aux_area_map(&tc->b, pages, false);
 }
 
 /*
@@ -141,7 +114,7 @@ static int64_t contract_read(struct trace_consumer *tc, uint64_t *tail)
 		if (trace_drain(tc) < 0)
 			return -1;
 		if (tc->next_off >= head ||
-		    contract_padding(tc, tc->next_off, head))
+		    trace_padding(tc, tc->next_off, head))
 			break;
 		if (tries == HEAD_RETRIES) {
 			snprintf(tc->err, sizeof(tc->err),
@@ -192,8 +165,7 @@ TEST_F_TIMEOUT(contract, aux_head_is_the_extent, 300)
 	double start;
 	int round;
 
-	ASSERT_EQ(0, contract_open(tc, variant->mode, contract_pages(), false,
-				   8, 500000, 0, self->cpu));
+	ASSERT_EQ(0, contract_open(tc, variant->mode, 8, 500000, 0, self->cpu));
 	for (round = 0; round < 8; round++) {
 		want = tc->bytes + 2 * tc->size;
 		start = now_s();
@@ -247,8 +219,8 @@ TEST_F_TIMEOUT(contract, poll_wakes_at_aux_watermark, 300)
 	for (attempt = 1; attempt <= WAKE_ATTEMPTS; attempt++) {
 		trace_close(tc);
 		self->tail = 0;
-		ASSERT_EQ(0, contract_open(tc, variant->mode, pages, false, 16,
-					   2000000, watermark, self->cpu));
+		ASSERT_EQ(0, contract_open(tc, variant->mode, 16, 2000000,
+					   watermark, self->cpu));
 		up = trace_user_page(tc);
 		wakeups = 0;
 		timeouts = 0;
@@ -301,51 +273,6 @@ TEST_F_TIMEOUT(contract, poll_wakes_at_aux_watermark, 300)
 	ASSERT_GE(WAKE_ATTEMPTS, attempt)
 		TH_LOG("buffer full, or %lu bytes waiting, at a wakeup %d times",
 		       late, WAKE_ATTEMPTS);
-}
-
-/*
- * perf record -S: read-only AUX; three times, after two overwrites, stop,
- * take the buffer up to aux_head (the newest trace), start again.
- */
-TEST_F_TIMEOUT(contract, snapshot_as_perf_record_S, 300)
-{
-	struct trace_consumer *tc = &self->tc;
-	uint64_t count, head, want;
-	long newest;
-	double start;
-	int snap;
-
-	ASSERT_EQ(0, contract_open(tc, variant->mode, contract_pages(), true,
-				   8, 500000, 0, self->cpu));
-	count = 0;
-	for (snap = 0; snap < 3; snap++) {
-		want = count * tc->rec + 2 * tc->size;
-		start = now_s();
-		ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
-		do {
-			usleep(10000);
-			count = trace_count(tc);
-		} while (count * tc->rec < want && now_s() - start < 60);
-		ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0));
-		count = trace_count(tc);
-		ASSERT_LE(want, count * tc->rec);
-		ASSERT_EQ(0, trace_drain(tc) < 0)
-			TH_LOG("%s", tc->err);
-		head = __atomic_load_n(&trace_user_page(tc)->aux_head,
-				       __ATOMIC_ACQUIRE);
-		ASSERT_GT(tc->size, head);
-		if (variant->mode == GEN_SPE)
-			newest = trace_check_snapshot_records(tc, head, count);
-		else
-			newest = trace_check_snapshot_stream(tc, head, count);
-		TH_LOG("snapshot %d: aux_head %llu, %llu records, newest %ld bytes intact",
-		       snap, (unsigned long long)head,
-		       (unsigned long long)count, newest);
-		ASSERT_LE(0, newest)
-			TH_LOG("%s", tc->err);
-		EXPECT_LE(tc->size / 2 - tc->rec, newest);
-	}
-	EXPECT_TRUE(tc->flags_seen & PERF_AUX_FLAG_OVERWRITE);
 }
 
 TEST_HARNESS_MAIN

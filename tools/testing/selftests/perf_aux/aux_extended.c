@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "../kselftest.h"
 #include "aux_extended.h"
 #include "aux_report.h"
 
@@ -160,4 +161,136 @@ int aux_chunks_check(const char *chunks, unsigned long pages, int ceiling,
 		return -1;
 	}
 	return n;
+}
+
+/* Kernel log: remembers where it ended, then finds warnings after that. */
+int kmsg_open_at_end(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+/* Above PRINTK_MESSAGE_MAX: /dev/kmsg fails reads shorter than a record. */
+#define KMSG_RECORD_MAX 8192
+
+int kmsg_warnings(int fd)
+{
+	static char rec[KMSG_RECORD_MAX];
+	ssize_t n;
+	int warnings = 0;
+
+	if (fd < 0) {
+		/* Not a pass in disguise: say that nothing was looked at. */
+		ksft_print_msg("cannot read /dev/kmsg: kernel warnings not checked\n");
+		return 0;
+	}
+	for (;;) {
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;	/* overwritten records */
+		if (n < 0 && errno == EINVAL) {
+			/* A record not read is a warning not looked at. */
+			ksft_print_msg("/dev/kmsg record longer than %d bytes\n",
+				       KMSG_RECORD_MAX - 1);
+			warnings++;
+			break;
+		}
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		/* SPE's report of a fault on its own buffer mapping, too. */
+		if (strstr(rec, "WARNING:") || strstr(rec, "BUG:") ||
+		    strstr(rec, "Unexpected buffer fault"))
+			warnings++;
+	}
+	return warnings;
+}
+
+/* The start of the vmap made by @caller of @size bytes, or 0. */
+unsigned long vmallocinfo_find(const char *caller, unsigned long size)
+{
+	unsigned long start, end, sz;
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+	char line[512];
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, caller) ||
+		    sscanf(line, "0x%lx-0x%lx %lu", &start, &end, &sz) != 3)
+			continue;
+		/* vmallocinfo sizes include the guard page. */
+		if (sz == size || sz == size + page_size()) {
+			fclose(f);
+			return start;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static bool trace_record_at(struct trace_consumer *tc, uint64_t off,
+			    uint64_t seq)
+{
+	const uint8_t *want = trace_expect(tc, seq);
+	size_t i;
+
+	for (i = 0; i < tc->rec; i++)
+		if (*trace_aux(tc, off + i) != want[i])
+			return false;
+	return true;
+}
+
+/*
+ * SPE-like snapshot, stopped: the newest record ends at the head, each
+ * earlier one before it, with at most a record of zero padding between.
+ * Returns the bytes of newest data found in sequence, or -1.
+ */
+long trace_check_snapshot_records(struct trace_consumer *tc, uint64_t head,
+				  uint64_t count)
+{
+	uint64_t p = head, seq = count - 1;
+	long covered = 0;
+	size_t pad;
+
+	while (count && covered + tc->rec <= tc->size) {
+		for (pad = 0; pad < tc->rec; pad++) {
+			/* The record ends @pad zero bytes before p. */
+			if (pad && *trace_aux(tc, p + tc->size - pad))
+				pad = tc->rec;
+			else if (trace_record_at(tc, p + 2 * tc->size - pad -
+						 tc->rec, seq))
+				break;
+		}
+		if (pad >= tc->rec)
+			break;
+		covered += pad + tc->rec;
+		p = (p + 2 * tc->size - pad - tc->rec) % tc->size;
+		if (!seq--)
+			break;
+	}
+	if (!covered)
+		return trace_fail(tc, "newest record %llu not before head %llu",
+				  (unsigned long long)(count - 1),
+				  (unsigned long long)head);
+	return covered;
+}
+
+/* TRBE-like snapshot: the whole buffer is the newest stream, up to head. */
+long trace_check_snapshot_stream(struct trace_consumer *tc, uint64_t head,
+				 uint64_t count)
+{
+	uint64_t end = count * tc->rec;
+
+	if (end < tc->size)
+		return trace_fail(tc, "only %llu bytes generated",
+				  (unsigned long long)end);
+	tc->pos = end - tc->size;
+	if (trace_check_stream(tc, trace_aux(tc, head), tc->size - head) ||
+	    trace_check_stream(tc, trace_aux(tc, 0), head))
+		return -1;
+	return tc->size;
 }

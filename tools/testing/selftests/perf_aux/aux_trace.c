@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Consumer of lib/test_aux_pmu.c's trace generator (see aux_trace.h). */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -33,20 +34,16 @@ size_t gen_record_bytes(const struct gen_config *c)
 
 static void put_le64(uint8_t *p, uint64_t v)
 {
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = v >> (8 * i);
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
 }
 
 static uint64_t get_le64(const uint8_t *p)
 {
-	uint64_t v = 0;
-	int i;
+	uint64_t v;
 
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
 }
 
 void gen_record(const struct gen_config *c, uint64_t seq, uint8_t *p)
@@ -79,7 +76,7 @@ void gen_record(const struct gen_config *c, uint64_t seq, uint8_t *p)
 	put_le64(p + 8 * (i + 1), ~sum);
 }
 
-static int trace_fail(struct trace_consumer *tc, const char *fmt, ...)
+int trace_fail(struct trace_consumer *tc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -163,12 +160,12 @@ void trace_close(struct trace_consumer *tc)
 	tc->b.fd = -1;
 }
 
-static uint8_t *trace_aux(struct trace_consumer *tc, uint64_t off)
+uint8_t *trace_aux(struct trace_consumer *tc, uint64_t off)
 {
 	return (uint8_t *)tc->b.aux + off % tc->size;
 }
 
-static const uint8_t *trace_expect(struct trace_consumer *tc, uint64_t seq)
+const uint8_t *trace_expect(struct trace_consumer *tc, uint64_t seq)
 {
 	if (tc->expect_seq != seq) {
 		gen_record(&tc->cfg, seq, tc->expect);
@@ -241,8 +238,8 @@ static int trace_check_records(struct trace_consumer *tc, uint64_t off,
 }
 
 /* TRBE-like: compares @len bytes at @p with the stream from tc->pos. */
-static int trace_check_stream(struct trace_consumer *tc, const uint8_t *p,
-			      uint64_t len)
+int trace_check_stream(struct trace_consumer *tc, const uint8_t *p,
+		       uint64_t len)
 {
 	const uint8_t *want;
 	uint64_t frame, at, n, i;
@@ -303,24 +300,21 @@ static int trace_check_bytes(struct trace_consumer *tc, uint64_t off,
 	return trace_check_stream(tc, p, size);
 }
 
-/* The hole between two records may only be SPE-like zero padding. */
-static int trace_check_hole(struct trace_consumer *tc, uint64_t from,
-			    uint64_t to)
+/* Whether [@from, @to) may be SPE-like zero padding (empty: yes). */
+bool trace_padding(struct trace_consumer *tc, uint64_t from, uint64_t to)
 {
-	bool to_end = to % tc->size == 0;
 	uint64_t off;
 
+	if (from == to)
+		return true;
 	if (tc->cfg.mode != GEN_SPE || to % tc->align ||
-	    (to - from >= tc->align && !(to_end && to - from < tc->rec + tc->align)))
-		return trace_fail(tc, "hole of %llu bytes before offset %llu",
-				  (unsigned long long)(to - from),
-				  (unsigned long long)to);
+	    (to - from >= tc->align &&
+	     !(to % tc->size == 0 && to - from < tc->rec + tc->align)))
+		return false;
 	for (off = from; off < to; off++)
 		if (*trace_aux(tc, off))
-			return trace_fail(tc, "padding byte at %llu is %#x",
-					  (unsigned long long)off,
-					  *trace_aux(tc, off));
-	return 0;
+			return false;
+	return true;
 }
 
 static int trace_aux_record(void *ctx, __u64 off, __u64 size, __u64 flags)
@@ -361,8 +355,10 @@ static int trace_aux_record(void *ctx, __u64 off, __u64 size, __u64 flags)
 		return trace_fail(tc, "AUX record at %llu overlaps data up to %llu",
 				  (unsigned long long)off,
 				  (unsigned long long)tc->next_off);
-	if (off > tc->next_off && trace_check_hole(tc, tc->next_off, off))
-		return -1;
+	if (off > tc->next_off && !trace_padding(tc, tc->next_off, off))
+		return trace_fail(tc, "%llu bytes before offset %llu: not padding",
+				  (unsigned long long)(off - tc->next_off),
+				  (unsigned long long)off);
 	if (size && off % tc->align)
 		return trace_fail(tc, "AUX record at %llu: head not aligned to %zu",
 				  (unsigned long long)off, tc->align);
@@ -402,36 +398,23 @@ static int trace_poll(struct trace_consumer *tc)
 int trace_pick_cpus(void)
 {
 	cpu_set_t set;
-	int cpu, first = -1;
+	int first = 0;
 
 	if (sched_getaffinity(0, sizeof(set), &set))
 		return 0;
-	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &set))
-			continue;
-		if (first < 0) {
-			first = cpu;
-			continue;
-		}
-		CPU_CLR(first, &set);
+	while (first < CPU_SETSIZE - 1 && !CPU_ISSET(first, &set))
+		first++;
+	CPU_CLR(first, &set);
+	if (CPU_COUNT(&set))
 		sched_setaffinity(0, sizeof(set), &set);
-		break;
-	}
-	return first < 0 ? 0 : first;
+	return first;
 }
 
 /* CPU-wide events need CAP_PERFMON unless perf_event_paranoid <= 0. */
 bool cpu_events_allowed(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-	int paranoid = 2;
-
-	if (f) {
-		if (fscanf(f, "%d", &paranoid) != 1)
-			paranoid = 2;
-		fclose(f);
-	}
-	return !geteuid() || paranoid <= 0;
+	return !geteuid() ||
+	       sysctl_read("/proc/sys/kernel/perf_event_paranoid") <= 0;
 }
 
 /* Handles what is left after the event stopped; 0 or -1. */
@@ -491,67 +474,3 @@ int trace_consume(struct trace_consumer *tc, uint64_t bytes, uint64_t wraps,
 	}
 	return 0;
 }
-
-static bool trace_record_at(struct trace_consumer *tc, uint64_t off,
-			    uint64_t seq)
-{
-	const uint8_t *want = trace_expect(tc, seq);
-	size_t i;
-
-	for (i = 0; i < tc->rec; i++)
-		if (*trace_aux(tc, off + i) != want[i])
-			return false;
-	return true;
-}
-
-/*
- * SPE-like snapshot, stopped: the newest record ends at the head, each
- * earlier one before it, with at most a record of zero padding between.
- * Returns the bytes of newest data found in sequence, or -1.
- */
-long trace_check_snapshot_records(struct trace_consumer *tc, uint64_t head,
-				  uint64_t count)
-{
-	uint64_t p = head, seq = count - 1;
-	long covered = 0;
-	size_t pad;
-
-	while (count && covered + tc->rec <= tc->size) {
-		for (pad = 0; pad < tc->rec; pad++) {
-			/* The record ends @pad zero bytes before p. */
-			if (pad && *trace_aux(tc, p + tc->size - pad))
-				pad = tc->rec;
-			else if (trace_record_at(tc, p + 2 * tc->size - pad -
-						 tc->rec, seq))
-				break;
-		}
-		if (pad >= tc->rec)
-			break;
-		covered += pad + tc->rec;
-		p = (p + 2 * tc->size - pad - tc->rec) % tc->size;
-		if (!seq--)
-			break;
-	}
-	if (!covered)
-		return trace_fail(tc, "newest record %llu not before head %llu",
-				  (unsigned long long)(count - 1),
-				  (unsigned long long)head);
-	return covered;
-}
-
-/* TRBE-like snapshot: the whole buffer is the newest stream, up to head. */
-long trace_check_snapshot_stream(struct trace_consumer *tc, uint64_t head,
-				 uint64_t count)
-{
-	uint64_t end = count * tc->rec;
-
-	if (end < tc->size)
-		return trace_fail(tc, "only %llu bytes generated",
-				  (unsigned long long)end);
-	tc->pos = end - tc->size;
-	if (trace_check_stream(tc, trace_aux(tc, head), tc->size - head) ||
-	    trace_check_stream(tc, trace_aux(tc, 0), head))
-		return -1;
-	return tc->size;
-}
-

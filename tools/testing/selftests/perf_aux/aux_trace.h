@@ -80,9 +80,11 @@ int trace_finish(struct trace_consumer *tc, int ret);
 double now_s(void);
 int trace_consume(struct trace_consumer *tc, uint64_t bytes, uint64_t wraps,
 		  double timeout);
-long trace_check_snapshot_records(struct trace_consumer *tc, uint64_t head,
-				  uint64_t count);
-long trace_check_snapshot_stream(struct trace_consumer *tc, uint64_t head,
-				 uint64_t count);
+uint8_t *trace_aux(struct trace_consumer *tc, uint64_t off);
+const uint8_t *trace_expect(struct trace_consumer *tc, uint64_t seq);
+int trace_fail(struct trace_consumer *tc, const char *fmt, ...);
+bool trace_padding(struct trace_consumer *tc, uint64_t from, uint64_t to);
+int trace_check_stream(struct trace_consumer *tc, const uint8_t *p,
+		       uint64_t len);
 
 #endif /* PERF_AUX_TRACE_H */

@@ -25,22 +25,16 @@ bool aux_strict(void)
 /* Booted with nohugevmalloc: vmap() is asked for base pages only. */
 bool huge_vmap_off(void)
 {
-	char *line = NULL, *tok, *save;
+	char line[4096] = " ";
 	FILE *f = fopen("/proc/cmdline", "r");
-	size_t len = 0;
-	bool off = false;
 
-	if (!f)
-		return false;
-	if (getline(&line, &len, f) > 0) {
-		line[strcspn(line, "\n")] = '\0';
-		for (tok = strtok_r(line, " ", &save); tok;
-		     tok = strtok_r(NULL, " ", &save))
-			off |= !strcmp(tok, "nohugevmalloc");
+	if (f) {
+		if (!fgets(line + 1, sizeof(line) - 2, f))
+			line[1] = '\0';
+		fclose(f);
 	}
-	free(line);
-	fclose(f);
-	return off;
+	line[strcspn(line, "\n")] = ' ';
+	return strstr(line, " nohugevmalloc ");
 }
 
 /* kptr_restrict=1, so that root reads kernel addresses; *@was: as found. */
@@ -52,29 +46,6 @@ int kptr_show(long *was)
 	return sysctl_write(KPTR_RESTRICT, 1);
 }
 
-/* The start of the vmap made by @caller of @size bytes, or 0. */
-unsigned long vmallocinfo_find(const char *caller, unsigned long size)
-{
-	unsigned long start, end, sz;
-	FILE *f = fopen("/proc/vmallocinfo", "r");
-	char line[512];
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strstr(line, caller) ||
-		    sscanf(line, "0x%lx-0x%lx %lu", &start, &end, &sz) != 3)
-			continue;
-		/* vmallocinfo sizes include the guard page. */
-		if (sz == size || sz == size + page_size()) {
-			fclose(f);
-			return start;
-		}
-	}
-	fclose(f);
-	return 0;
-}
-
 /*
  * Appends a run of @pages of granule @tag ('P', 'C', 'T') to @g; @cont:
  * the pages of a cont-PTE block.
@@ -83,7 +54,6 @@ static void granules_add(struct vmap_granules *g, char tag,
 			 unsigned long pages, long cont)
 {
 	unsigned long pmd = pmd_bytes() / page_size();
-	size_t n = strlen(g->map);
 
 	if (tag == 'P') {
 		g->pmd += pages;
@@ -95,8 +65,6 @@ static void granules_add(struct vmap_granules *g, char tag,
 		g->pte += pages;
 		g->entries += pages;
 	}
-	snprintf(g->map + n, sizeof(g->map) - n, "%s%c%lu", n ? "," : "",
-		 tag, pages);
 }
 
 /* The granules of [@start, @start + @size): 0, or -ENOENT without a dump. */

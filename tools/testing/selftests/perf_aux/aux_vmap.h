@@ -8,14 +8,12 @@
 #define NO_PTDUMP "no kernel page-table dump"
 #define KPTR_RESTRICT "/proc/sys/kernel/kptr_restrict"
 
-/* Pages of a vmap per granule, and its runs in page order: "P512,C16,T3". */
+/* Pages of a vmap per granule, and the translation entries they take. */
 struct vmap_granules {
 	unsigned long pmd, cont, pte;
-	unsigned long entries;		/* translation entries */
-	char map[256];
+	unsigned long entries;
 };
 
-unsigned long vmallocinfo_find(const char *caller, unsigned long size);
 int vmap_granules(unsigned long start, unsigned long size,
 		  struct vmap_granules *g);
 int aux_granules(unsigned long long id, struct vmap_granules *g);

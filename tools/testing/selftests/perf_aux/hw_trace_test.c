@@ -25,7 +25,7 @@
 #include <sys/ioctl.h>
 
 #include "../kselftest_harness.h"
-#include "aux_common.h"
+#include "aux_extended.h"
 #include "aux_vmap.h"
 #include "ete_decode.h"
 #include "trace_check.h"

@@ -8,7 +8,7 @@
 #include "aux_report.h"
 
 FIXTURE(aux_map) {
-	int fd, kmsg;
+	int fd;
 	struct aux_buffer buf;
 	unsigned long nr_pages;
 	int map_err;
@@ -103,7 +103,6 @@ FIXTURE_SETUP(aux_map)
 	self->nr_pages = aux_pages(variant->size);
 	if (self->nr_pages * page_size() / 1024 > mem_available_kb() / 2)
 		SKIP(return, NO_MEMORY);
-	self->kmsg = kmsg_open_at_end();
 	self->fd = aux_event_open(type, 0);
 	ASSERT_LE(0, self->fd)
 		TH_LOG("perf_event_open(%s): %s", aux_pmu_names[variant->caps],
@@ -127,9 +126,6 @@ FIXTURE_TEARDOWN(aux_map)
 {
 	aux_buffer_unmap(&self->buf);
 	close(self->fd);
-	EXPECT_EQ(0, kmsg_warnings(self->kmsg));
-	if (self->kmsg >= 0)
-		close(self->kmsg);
 }
 
 TEST_F(aux_map, chunk_orders_follow_rule)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The page sizes an AUX buffer's vmap uses (vmallocinfo, the kernel
- * page-table dump): chunks as large as a PMD must map with fewer entries
+ * The page sizes an AUX buffer's vmap uses (the kernel page-table dump):
+ * chunks as large as a PMD must map with fewer entries
  * than pages, never more than the chunks allow.  Base pages only skip (fail
  * with PERF_AUX_STRICT=1); nohugevmalloc asks for them.
  */
@@ -37,10 +37,6 @@ FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_2pmd) {
 	.caps = CAPS_LARGE, .pmds = 2, .chunk = CHUNK_HALF,
 };
 
-FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_4pmd) {
-	.caps = CAPS_LARGE, .pmds = 4, .chunk = CHUNK_HALF,
-};
-
 /* The largest buffer a 1 GiB guest maps comfortably. */
 FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_256m) {
 	.caps = CAPS_LARGE, .mib = 256, .chunk = CHUNK_HALF,
@@ -48,10 +44,6 @@ FIXTURE_VARIANT_ADD(aux_pagesize, large_rw_256m) {
 
 FIXTURE_VARIANT_ADD(aux_pagesize, large_snapshot_pmd) {
 	.caps = CAPS_LARGE, .pmds = 1, .snapshot = true, .chunk = CHUNK_WHOLE,
-};
-
-FIXTURE_VARIANT_ADD(aux_pagesize, large_snapshot_2pmd) {
-	.caps = CAPS_LARGE, .pmds = 2, .snapshot = true, .chunk = CHUNK_WHOLE,
 };
 
 FIXTURE_VARIANT_ADD(aux_pagesize, nosg_snapshot_pmd) {
@@ -86,14 +78,14 @@ FIXTURE_SETUP(aux_pagesize)
 	if (variant->caps == CAPS_NOSG &&
 	    ilog2_ul(self->size / page_size()) > max_page_order())
 		SKIP(return, "one chunk of this size is above MAX_PAGE_ORDER");
-	/* Real addresses in vmallocinfo and the report, for root only. */
+	/* Real addresses in the report, for root only. */
 	if (geteuid())
 		SKIP(return, NOT_ROOT);
 	if (access(AUX_REPORT, R_OK))
 		SKIP(return, NO_REPORT);
 	self->fd = aux_event_open(type, 0);
 	ASSERT_LE(0, self->fd);
-	/* A guest short of blocks of the rule's first order: as map_test. */
+	/* A guest short of blocks of the rule's first order skips. */
 	top = aux_chunk_order(variant->chunk, self->size / page_size());
 	room = buddy_room_order_compact(self->size / page_size(), top);
 	ret = aux_buffer_map(&self->buf, self->fd, self->size / page_size(),
@@ -127,47 +119,15 @@ FIXTURE_TEARDOWN_PARENT(aux_pagesize)
 	kptr_restore(self->kptr, &self->kptr_set);
 }
 
-/* The fewest entries for @pages: PMDs, then cont-PTE blocks, then PTEs. */
-static unsigned long least_entries(unsigned long pages, unsigned long pmd_pages,
-				   unsigned long cont_pages)
-{
-	unsigned long n = pages / pmd_pages;
-
-	pages %= pmd_pages;
-	if (cont_pages > 1) {
-		n += pages / cont_pages;
-		pages %= cont_pages;
-	}
-	return n + pages;
-}
-
-/* One line per buffer: the granule of each page, for tools to draw. */
-#define GRANULE_MAP \
-	"granule_map pmu=%s pages=%d snapshot=%d page_size=%ld pmd_pages=%lu cont_pages=%ld map=%s"
-
-TEST_F(aux_pagesize, vmap_in_vmallocinfo)
-{
-	unsigned long start = vmallocinfo_find(AUX_VMAP_CALLER, self->size);
-
-	ASSERT_NE(0, start);
-	EXPECT_EQ(self->report.base, start);
-	/* The figures a reviewer asks for: entries used and the least. */
-	TH_LOG("entries %lu for %lu pages (PMD %lu, cont %lu, PTE %lu), at least %lu",
-	       self->g.entries, self->size / page_size(), self->g.pmd,
-	       self->g.cont, self->g.pte,
-	       least_entries(self->size / page_size(), pmd_bytes() / page_size(),
-			     aux_vmap_attr("cont_pages")));
-	TH_LOG(GRANULE_MAP, self->report.pmu, self->report.pages,
-	       self->report.snapshot, page_size(), pmd_bytes() / page_size(),
-	       aux_vmap_attr("cont_pages"), self->g.map);
-}
-
 /* Where a chunk is as large as a PMD, the mapping must be large too. */
 TEST_F(aux_pagesize, large_chunks_mapped_large)
 {
 	unsigned long pages = self->size / page_size();
 	int *orders = calloc(pages, sizeof(*orders)), n, i, largest = 0;
 
+	/* The figures a reviewer asks for: the entries of each granule. */
+	TH_LOG("entries %lu for %lu pages (PMD %lu, cont %lu, PTE %lu)",
+	       self->g.entries, pages, self->g.pmd, self->g.cont, self->g.pte);
 	/* A buffer has no more chunks than pages. */
 	ASSERT_NE(NULL, orders);
 	n = aux_report_orders(self->report.chunks, orders, pages);

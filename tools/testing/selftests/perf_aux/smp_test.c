@@ -15,7 +15,7 @@
 #include <sys/ioctl.h>
 
 #include "../kselftest_harness.h"
-#include "aux_trace.h"
+#include "aux_extended.h"
 
 #define MIN_CPUS 4
 #define MAX_CPUS 64

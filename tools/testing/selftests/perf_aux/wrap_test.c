@@ -3,12 +3,13 @@
  * Wraps of SPE-like and TRBE-like trace (lib/test_aux_pmu.c) in a large
  * mapping: a consumer that keeps up loses nothing over 1000 wraps, each
  * PERF_RECORD_AUX contiguous and inside the buffer; one that stalls gets
- * TRUNCATED, a gap only there, then trace again.
+ * TRUNCATED, a gap only there, then trace again; in snapshot mode the
+ * newest trace ends at aux_head, as perf record -S reads it.
  */
 #include <sys/ioctl.h>
 
 #include "../kselftest_harness.h"
-#include "aux_trace.h"
+#include "aux_extended.h"
 
 FIXTURE(wrap) {
 	struct trace_consumer tc;
@@ -161,6 +162,58 @@ TEST_F_TIMEOUT(wrap, stalled_consumer_truncated_then_resumed, 120)
 	EXPECT_LE(1, tc->gaps);
 	EXPECT_LT(0, tc->lost);
 	EXPECT_LT(records, tc->records);
+}
+
+/*
+ * perf record -S: read-only AUX; three times, after two overwrites, stop,
+ * take the buffer up to aux_head (the newest trace), start again.
+ */
+TEST_F_TIMEOUT(wrap, snapshot_as_perf_record_S, 300)
+{
+	struct trace_consumer *tc = &self->tc;
+	uint64_t count, head, want;
+	long newest;
+	double start;
+	int snap;
+	struct gen_config cfg = {
+		.mode = variant->mode, .words = 6, .align_log2 = 6,
+		.period_ns = 500000,
+	};
+	unsigned long pages = (64UL << 10) / page_size();
+
+	/* 64 KiB, at least 16 pages, an eighth of it a tick. */
+	pages = pages < 16 ? 16 : pages;
+	cfg.burst = pages * page_size() / 8 / gen_record_bytes(&cfg) ?: 1;
+	ASSERT_EQ(0, trace_open(tc, CAPS_LARGE, &cfg, pages, true, self->cpu));
+	count = 0;
+	for (snap = 0; snap < 3; snap++) {
+		want = count * tc->rec + 2 * tc->size;
+		start = now_s();
+		ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
+		do {
+			usleep(10000);
+			count = trace_count(tc);
+		} while (count * tc->rec < want && now_s() - start < 60);
+		ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_DISABLE, 0));
+		count = trace_count(tc);
+		ASSERT_LE(want, count * tc->rec);
+		ASSERT_EQ(0, trace_drain(tc) < 0)
+			TH_LOG("%s", tc->err);
+		head = __atomic_load_n(&trace_user_page(tc)->aux_head,
+				       __ATOMIC_ACQUIRE);
+		ASSERT_GT(tc->size, head);
+		if (variant->mode == GEN_SPE)
+			newest = trace_check_snapshot_records(tc, head, count);
+		else
+			newest = trace_check_snapshot_stream(tc, head, count);
+		TH_LOG("snapshot %d: aux_head %llu, %llu records, newest %ld bytes intact",
+		       snap, (unsigned long long)head,
+		       (unsigned long long)count, newest);
+		ASSERT_LE(0, newest)
+			TH_LOG("%s", tc->err);
+		EXPECT_LE(tc->size / 2 - tc->rec, newest);
+	}
+	EXPECT_TRUE(tc->flags_seen & PERF_AUX_FLAG_OVERWRITE);
 }
 
 TEST_HARNESS_MAIN
