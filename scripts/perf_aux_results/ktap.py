@@ -32,13 +32,10 @@ _VMALLOC_SUMMARY = re.compile(
 _VMAP_BENCH = re.compile(
     r'Summary: vmap_contig_chunks_test passed: ([0-9]+) failed: ([0-9]+) '
     r'.*loops: ([0-9]+) avg: ([0-9]+) usec')
-# pagesize_test's diagnostics: "entries 16 for 256 pages (PMD 0, cont 256,
-# PTE 0), at least 1", and "granule_map k=v ... map=P1024,C64,T3".
+# pagesize_test's diagnostic "entries 16 for 256 pages (PMD 0, cont 256,
+# PTE 0)".
 _ENTRIES = re.compile(r'entries ([0-9]+) for ([0-9]+) pages'
-                      r'(?: \(([^)]*)\))?(?:, at least ([0-9]+))?')
-_GRANULE_MAP = re.compile(r'^\s*#.*?[\s:]granule_map\s+(.*?)\s*$')
-_GRANULE_FIELDS = ('pages', 'snapshot', 'page_size', 'pmd_pages',
-                   'cont_pages')
+                      r'(?: \(([^)]*)\))?')
 T = TypeVar('T')
 
 
@@ -94,7 +91,6 @@ class Entries(NamedTuple):
     entries: int
     pages: int
     detail: str     # "PMD 0, cont 256, PTE 0"
-    minimum: str
 
     def granule_pages(self) -> Dict[str, int]:
         """{'PMD': a, 'cont': b, 'PTE': c} of the detail, if any."""
@@ -105,22 +101,7 @@ class Entries(NamedTuple):
 def entries(line: str) -> Optional[Entries]:
     """The entries diagnostic in line, else None."""
     m = line.lstrip().startswith('#') and _ENTRIES.search(line)
-    return Entries(int(m[1]), int(m[2]), m[3] or '', m[4] or '') \
-        if m else None
-
-
-def granule_map(line: str) -> Optional[Dict[str, Any]]:
-    """The fields of a granule_map diagnostic (pmu, pages, page_size,
-    pmd_pages, cont_pages, ...), else None."""
-    m = _GRANULE_MAP.match(line)
-    fields = dict(kv.split('=', 1) for kv in m[1].split() if '=' in kv) \
-        if m else {}
-    if not all(fields.get(k, '').isdigit() for k in _GRANULE_FIELDS) or \
-            not re.fullmatch(r'[PCT][0-9]+(?:,[PCT][0-9]+)*',
-                             fields.get('map', '')):
-        return None
-    return {'pmu': '?', **fields, **{k: int(fields[k])
-                                     for k in _GRANULE_FIELDS}}
+    return Entries(int(m[1]), int(m[2]), m[3] or '') if m else None
 
 
 def bench(text: str) -> Dict[str, int]:

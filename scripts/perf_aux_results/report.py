@@ -108,12 +108,11 @@ def entries_section(dirs: List[str]) -> List[str]:
             cells = [values[k].get(t) for k in kernels]
             first = next(e for e in cells if e)
             rows.append([names[t], str(first.pages)] + [
-                f'{e.entries} ({e.detail})' if e else '—' for e in cells]
-                + [first.minimum])
+                f'{e.entries} ({e.detail})' if e else '—' for e in cells])
         if rows:
             out += ['', f'### {heading}', ''] + md_table(
-                ['buffer', 'pages'] + kernels + ['at least'],
-                ['---'] + ['---:'] * (len(kernels) + 2), rows)
+                ['buffer', 'pages'] + kernels,
+                ['---'] + ['---:'] * (len(kernels) + 1), rows)
     if len(out) == 3:
         out += ['', 'No pagesize_test entries in these runs.']
     return out
