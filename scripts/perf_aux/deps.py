@@ -10,7 +10,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from typing import List, Sequence, Set
 
 from . import lib
@@ -173,32 +172,16 @@ class Deps:
     # filesystem of test-definitions.
 
     def fetch_arm64_busybox(self) -> None:
-        """The arm64 busybox is unpacked into the cache, never installed:
-        it would replace the host's own /bin/busybox.  It comes from the
-        host's own release through a private arm64 apt: the machine's dpkg
-        architectures stay as they are."""
+        """The arm64 busybox in the cache, never installed (it would
+        replace the host's), from the host's release."""
         d = f'{self.cache}/busybox/arm64'
         if os.access(f'{d}/busybox', os.X_OK):
             return
         codename = text(['sh', '-c', '. /etc/os-release && '
                          'echo "$VERSION_CODENAME"'])
-        apt = self.apt_arm64_suite(codename)
-        for deb in glob.glob(glob.escape(apt) + '/archives/*.deb'):
-            os.remove(deb)
-        run(self.apt_arm64(apt, 'install', '-y', '-qq', '-d',
-                           '--no-install-recommends', 'busybox-static'),
-            what='busybox-static:arm64 could not be downloaded',
-            stdout=DEVNULL)
-        tmp = tempfile.mkdtemp()
-        try:
-            debs = glob.glob(glob.escape(apt) +
-                             '/archives/busybox-static_*_arm64.deb')
-            run(['dpkg-deb', '-x', *debs[:1], tmp],
-                what='busybox-static:arm64 could not be unpacked')
-            os.makedirs(d, exist_ok=True)
-            shutil.copy(f'{tmp}/bin/busybox', f'{d}/busybox')
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        self.unpack_arm64(codename, ['busybox-static'], f'{d}/unpacked')
+        shutil.copy(f'{d}/unpacked/bin/busybox', f'{d}/busybox')
+        shutil.rmtree(f'{d}/unpacked')
 
     def cached_deb(self, pkg: str, d: str) -> str:
         found = collated(glob.glob(f'{glob.escape(d)}/{glob.escape(pkg)}_*.deb'))
@@ -347,7 +330,8 @@ def unpacked(d: str) -> Set[str]:
         return set()
 
 
-def deps(targets: Sequence[str]) -> int:
+def main(targets: List[str]) -> int:
+    """deps TARGET|lava|lab|kunitpy|base-BASE|testdefs..."""
     d = Deps()
     packages = list(COMMON)
     for target in targets:
@@ -374,7 +358,3 @@ def deps(targets: Sequence[str]) -> int:
         elif target == 'testdefs':
             d.fetch_testdefs_rootfs()
     return 0
-
-
-def main(argv: List[str]) -> int:
-    return deps(argv)

@@ -191,7 +191,11 @@ def kunit(r: Run, log: str, check: str = '') -> int:
         kargs.append(f'--qemu_args=-cpu {lib.ARM64_QEMU_CPU}')
     rc = stage(f'KUnit {r.name}', kunit_exec, tree, f'{log}.exec',
                [*common, '--timeout=600', *kargs])
-    shutil.copyfile(os.path.join(tree, build, 'test.log'), log)
+    try:
+        shutil.copyfile(os.path.join(tree, build, 'test.log'), log)
+    except OSError as e:
+        lib.error(f'cp: {e}')
+        return 1
     return 1 if rc else 0
 
 
