@@ -111,8 +111,9 @@ def gzip_of(argv: Sequence[str], out: str, cwd: Optional[str] = None,
 
 def busybox_initramfs(root: str, b: Build, busybox: str) -> int:
     """BUILD/initramfs.cpio.gz, a modular kernel's modules included."""
-    lines = cpio_list(root, busybox, os.path.join(b.build, 'kselftest_install'))
-    if b'\nCONFIG_MODULES=y\n' in b'\n' + Path(b.build, '.config').read_bytes():
+    lines = cpio_list(root, busybox, f'{b.build}/kselftest_install')
+    config = Path(b.build, '.config').read_bytes()
+    if b'\nCONFIG_MODULES=y\n' in b'\n' + config:
         mods = os.path.join(b.build, 'modules_install')
         shutil.rmtree(mods, ignore_errors=True)
         rc = status(b.make(f'INSTALL_MOD_PATH={mods}', 'INSTALL_MOD_STRIP=1',
@@ -174,7 +175,8 @@ def boot(target: str, b: Build, initrd: str, log: str, cpus: str,
                         *lib.vmalloc_args('-', 'off'), 'rdinit=/init', *args])
     return status(['timeout', str(BOOT_SECONDS + extra),
                    *qemu(target, b, cmdline, lib.ARM64_QEMU_CPU),
-                   '-nodefaults', '-m', str(lib.GUEST_MEMORY_MIB), '-smp', cpus,
+                   '-nodefaults', '-m', str(lib.GUEST_MEMORY_MIB),
+                   '-smp', cpus,
                    '-initrd', initrd, '-no-reboot', '-nographic', '-serial',
                    'stdio'], stdin=DEVNULL, log=log)
 

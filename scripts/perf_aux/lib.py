@@ -209,11 +209,13 @@ def variant_args(variant: str, duration: str = '') -> List[str]:
         'nohugevmalloc': ['nohugevmalloc', 'perf_aux.strict'],
         'nonroot': ['perf_aux.user=65534'],
         'plain': ['perf_aux.plain'],
-        'fail_setup': ['perf_aux.fail_setup', 'perf_aux.tests=perf_aux:'
-                       'pagesize_test,perf_aux:mmap_test,perf_aux:fragment_test'],
+        'fail_setup': ['perf_aux.fail_setup', 'perf_aux.tests='
+                       'perf_aux:pagesize_test,perf_aux:mmap_test,'
+                       'perf_aux:fragment_test'],
         'sanitize': ['kasan_multi_shot'],
         'soak': ['kasan_multi_shot', 'perf_aux.tests=perf_aux:soak_test',
-                 f"perf_aux.soak={duration or os.environ.get('DURATION') or 600}"],
+                 'perf_aux.soak='
+                 f"{duration or os.environ.get('DURATION') or 600}"],
     }.get(variant, [])
 
 

@@ -78,6 +78,11 @@ class Series:
     def hookup(self) -> str:
         return f'{self.patches_dir}/hookup'
 
+    @property
+    def parts(self) -> str:
+        """scripts/series/parts."""
+        return read(f'{self.root}/scripts/series/parts')
+
     def git(self, repo: str, *args: str, **kw):
         return run(['git', '-C', repo, '-c', 'core.autocrlf=false',
                     '-c', 'commit.gpgsign=false', *args], env=self.env, **kw)
@@ -85,11 +90,6 @@ class Series:
 
 def read(path: str) -> str:
     return Path(path).read_text(errors='surrogateescape')
-
-
-def lines(text: str) -> List[str]:
-    """TEXT's lines (a last one without its newline too)."""
-    return text.splitlines()
 
 
 def check_line(rc: int, what: str) -> str:
@@ -107,7 +107,8 @@ def say_head(text: str, n: int) -> None:
 
 
 def parse_lines(text: str) -> List[List[str]]:
-    return [re.split(r'[ \t]+', line.strip(' \t')) for line in lines(text)
+    return [re.split(r'[ \t]+', line.strip(' \t'))
+            for line in text.splitlines()
             if line.strip(' \t') and not line.startswith('#')]
 
 
@@ -129,10 +130,6 @@ def parse_groups(text: str) -> List[Group]:
             for words in parse_lines(text) if words[0].startswith('[')]
 
 
-def parts_text(s: Series) -> str:
-    return read(os.path.join(s.root, 'scripts/series/parts'))
-
-
 def part_patches(s: Series, hook: str) -> List[str]:
     """A hook-up by number (0001), or a base's patch by path (a fix)."""
     where = s.patches_dir if '/' in hook else s.hookup
@@ -140,16 +137,16 @@ def part_patches(s: Series, hook: str) -> List[str]:
 
 
 def fix_patches(s: Series) -> List[str]:
-    return [p for part in parse_parts(parts_text(s)) if '/' in part.hook
+    return [p for part in parse_parts(s.parts) if '/' in part.hook
             for p in part_patches(s, part.hook)]
 
 
 def part_files(s: Series, paths: Sequence[str]) -> List[str]:
     """The project's files under PATHS as git knows them (no build
     output)."""
-    return collated(lines(text(['git', 'ls-files', '--cached', '--others',
+    return collated(text(['git', 'ls-files', '--cached', '--others',
                                 '--exclude-standard', '--', *paths],
-                               cwd=s.root)))
+                               cwd=s.root).splitlines())
 
 
 def author(root: str, env) -> str:
@@ -171,7 +168,7 @@ def split_author(who: str) -> List[str]:
 
 def commit_message(message: str, who: str) -> str:
     """A part's message signed off (in the trailer block if it ends in one)."""
-    last = lines(message)[-1] if message else ''
+    last = message.splitlines()[-1] if message else ''
     blank = '' if TRAILER.match(last) else '\n'
     return f'{message}{blank}Signed-off-by: {who}\n'
 
@@ -215,7 +212,7 @@ def maintainers_add(s: Series, repo: str, paths: Sequence[str]) -> None:
     """The F: lines scripts/series/maintainers gives for PATHS."""
     name = Path(repo, 'MAINTAINERS')
     rows = [line.strip('\t').partition('\t') for line in
-            lines(read(f'{s.root}/scripts/series/maintainers'))
+            read(f'{s.root}/scripts/series/maintainers').splitlines()
             if not line.startswith('#')]
     for path in paths:
         for pattern, _, section in rows:
@@ -332,13 +329,13 @@ def make_series(s: Series, who: str) -> None:
     fixes reads too) and each group's mails in OUT/<n>-<group>."""
     repo = os.path.join(s.work, 'repo')
     series_base(s, repo)
-    parts = parse_parts(parts_text(s))
+    parts = parse_parts(s.parts)
     shutil.rmtree(s.out, ignore_errors=True)
     made = run(['git', '-C', s.root, 'describe', '--always', '--dirty'],
                stdout=PIPE, stderr=DEVNULL)
     made_from = (made.stdout + ('?' if made.returncode else '')).rstrip('\n')
     previous, total = 'base', 0
-    for k, group in enumerate(parse_groups(parts_text(s)), 1):
+    for k, group in enumerate(parse_groups(s.parts), 1):
         for n, part in enumerate(parts, 1):
             if part.group == group.name:
                 add_part(s, repo, n, part, who)
@@ -363,7 +360,7 @@ def make_series(s: Series, who: str) -> None:
               f"{added} added lines, in {out.replace(s.root + '/', '', 1)} "
               f'(Linux {s.version})')
         for patch in collated(str(p) for p in Path(out).glob('0*.patch')):
-            found = [m for line in lines(read(patch))
+            found = [m for line in read(patch).splitlines()
                      for m in [INSERTIONS.findall(line)] if m]
             print(f'  {os.path.basename(patch):<58} '
                   f"{chr(10).join(found[0]) if found else '-'}")
@@ -372,7 +369,7 @@ def make_series(s: Series, who: str) -> None:
 
 def checkpatch_totals(output: str) -> str:
     """The "total: " lines of checkpatch's OUTPUT, less that word."""
-    return '\n'.join(line[len('total: '):] for line in lines(output)
+    return '\n'.join(line[len('total: '):] for line in output.splitlines()
                      if line.startswith('total: '))
 
 
@@ -407,7 +404,7 @@ def check_checkpatch(s: Series, patches: Sequence[str]) -> None:
 def patch_added(text: str) -> int:
     """The lines a patch adds (its diff's "+" lines, not "+++")."""
     n, diff = 0, False
-    for line in lines(text):
+    for line in text.splitlines():
         diff |= line.startswith('diff --git ')
         n += diff and line.startswith('+') and not line.startswith('+++ ')
     return n
@@ -415,14 +412,15 @@ def patch_added(text: str) -> int:
 
 def changes_ksft(text: str) -> bool:
     return any(line.startswith(f'diff --git a/{KSFT}/')
-               for line in lines(text))
+               for line in text.splitlines())
 
 
 def size_lines(patches: Sequence[str], texts: Sequence[str]) -> List[str]:
     """Enough patches, no kselftest patch too large to review (a KUnit
     suite is one file, one patch: reported, not held)."""
     out = [check_line(0 if len(patches) >= SERIES_MIN_PATCHES else 1,
-                      f'{len(patches)} patches, at least {SERIES_MIN_PATCHES}')]
+                      f'{len(patches)} patches, at least '
+                      f'{SERIES_MIN_PATCHES}')]
     most = 0
     for patch, text in zip(patches, texts):
         added = patch_added(text)
@@ -459,7 +457,7 @@ def check_am(s: Series, patches: Sequence[str]) -> None:
     result(rc, f'git am onto Linux {s.version}: {n} commits')
     if rc:
         return
-    groups = parse_groups(parts_text(s))
+    groups = parse_groups(s.parts)
     dirs = {g.name: group_dir(s, k, g) for k, g in enumerate(groups, 1)}
     for group in groups:
         s.git(repo, 'checkout', '-q', '-f', '--detach', 'base', check=True)
@@ -473,7 +471,7 @@ def check_am(s: Series, patches: Sequence[str]) -> None:
         result(rc, f'series {group.name}: git am onto {on}, no other series')
     s.git(repo, 'checkout', '-q', '-f', 'perf_aux', check=True)
     rc = 0
-    files = part_files(s, [p for part in parse_parts(parts_text(s))
+    files = part_files(s, [p for part in parse_parts(s.parts)
                            for p in part.paths if p.startswith(KSFT + '/')])
     here = os.path.join(repo, KSFT)
     for f in files:
@@ -487,7 +485,7 @@ def check_am(s: Series, patches: Sequence[str]) -> None:
                 read(os.path.join(repo, f)) != mine:
             rc = 1
             print(f'# not as in the project: {f}')
-    for f in lines(text(['git', 'ls-files', KSFT], cwd=repo)):
+    for f in text(['git', 'ls-files', KSFT], cwd=repo).splitlines():
         if f not in files:
             rc = 1
             print(f'# not in a part: {f}')
@@ -529,10 +527,10 @@ def kernel_prefix(s: Series, tree: str, n: int, patch: str) -> None:
                          f'--kunitconfig={frag}'], tree, CROSS)
     if rc:
         print(''.join(read(log).splitlines(True)[-20:]), end='')
-    tests = sum('TEST' in line for line in lines(config))
+    tests = sum('TEST' in line for line in config.splitlines())
     ran = ''
     if how[0] != 'build':
-        found = [m for line in lines(read(log)) for m in RAN.findall(line)]
+        found = RAN.findall(read(log))
         ran = f", its KUnit suites pass: {found[-1] if found else ''}"
     result(rc, f'{os.path.basename(patch)}: with the {n} patches so far, the '
            f'arm64 kernel builds with {tests} test options{ran} '
@@ -543,11 +541,11 @@ def changes_kernel(text: str) -> bool:
     """Whether a patch changes a file of a kernel build."""
     return any(line.startswith('diff --git a/') and
                not re.match(r'diff --git a/(tools/|MAINTAINERS )', line)
-               for line in lines(text))
+               for line in text.splitlines())
 
 
 def warnings(log: str) -> List[str]:
-    return [line for line in lines(log) if WARNING.search(line)]
+    return [line for line in log.splitlines() if WARNING.search(line)]
 
 
 def check_prefixes(s: Series, patches: Sequence[str], tree: str,

@@ -66,7 +66,8 @@ def expected_file(c: Verdicts, target: str, variant: str) -> str:
     return f'{c.root}/scripts/expected/{c.base}/{target}{suffix}.txt'
 
 
-def expected_results(c: Verdicts, res: str, suites: Sequence[str] = ()) -> None:
+def expected_results(c: Verdicts, res: str,
+                     suites: Sequence[str] = ()) -> None:
     """RES case by case as its expected results say, one check."""
     ok, lines = c.expected(res, suites)
     for line in lines[1:]:
@@ -74,7 +75,8 @@ def expected_results(c: Verdicts, res: str, suites: Sequence[str] = ()) -> None:
     c.verdict(0 if ok else 1, lines[0])
 
 
-def floors(c: Verdicts, target: str, variant: str, suites: Sequence[str] = ()) -> bool:
+def floors(c: Verdicts, target: str, variant: str,
+           suites: Sequence[str] = ()) -> bool:
     """Whether the run has no expected results (a skip says so)."""
     if os.path.isfile(expected_file(c, target, variant)):
         expected_results(c, c.res, suites)
@@ -140,7 +142,8 @@ def reference_variants(c: Verdicts) -> None:
 
 def default_run(c: Verdicts) -> str:
     """The reference's default run on arm64-4k, made if missing."""
-    default = f"{c.out}/results/{c.result_name('reference', 'arm64-4k', 'default')}"
+    default = f"{c.out}/results/" \
+        f"{c.result_name('reference', 'arm64-4k', 'default')}"
     if not os.path.isdir(default):
         c.run_job('reference', 'arm64-4k', 'default')
     return default
@@ -174,8 +177,8 @@ def sanitize_run(c: Verdicts) -> None:
     n = len(grep(r'.*(test_aux_pmu: module loaded)', log))
     c.verdict(0 if n >= 4 else 1, f'{name(mod)}: the kselftests loaded '
               f'test_aux_pmu themselves ({n} programs)')
-    rc, out = c.results('flakes', mod, default, '--except', 'perf_aux.smp_test',
-                        '--except', 'perf_aux.fault_test')
+    rc, out = c.results('flakes', mod, default, '--except',
+                        'perf_aux.smp_test', '--except', 'perf_aux.fault_test')
     say_tail(out, 3)
     c.verdict(rc, f"{name(mod)}: the results of {name(default)} case by "
               "case, but smp_test's and fault_test's")
@@ -369,7 +372,7 @@ def stock_differs(c: Verdicts) -> None:
 def pinned_failures(c: Verdicts, suite: str, min_passed: int = 0) -> None:
     """SUITE on the stock kernel: no case fails but the PINNED ones, each
     failed where the base's reference carries its fix."""
-    fixes = ' '.join(os.listdir(f'{c.root}/scripts/patches/{c.base}/reference'))
+    fixes = ' '.join(os.listdir(f'{lib.base_patches(c.base)}/reference'))
     got = expected_cases(c.res, {suite})
     pinned = [(case, fix) for s, case, fix in PINNED if s == suite]
     if not got and not any(fix in fixes for _, fix in pinned):

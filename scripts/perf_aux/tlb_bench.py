@@ -223,8 +223,8 @@ def run_once(opts: Options, directory: str, i: int) -> None:
     data = os.path.join(directory, f'record{i}.data')
     argv = ['taskset', '-c', opts.cpu, 'perf', 'record', '-e',
             f'{opts.tracer}//', '-m', f',{opts.aux}', '-o', data, '--',
-            'perf', 'stat', '-x,', '-o', os.path.join(directory, f'run{i}.csv'),
-            '-e', EVENTS, '--', *opts.workload]
+            'perf', 'stat', '-x,', '-o', f'{directory}/run{i}.csv', '-e',
+            EVENTS, '--', *opts.workload]
     if run_teeing_stderr(argv, log):
         raise Fatal(f'run {i} failed (see {log})')
     with open(log, errors='replace') as f:

@@ -173,8 +173,8 @@ class Verdicts:
         every test's window fails too)."""
         r = self.job(kernel, target, variant, *args)
         reports = lib.run_reports(r.name)
-        self.verdict(1 if reports else 0,
-                     f'{r.name}: {len(reports)} kernel reports on its consoles')
+        self.verdict(1 if reports else 0, f'{r.name}: {len(reports)} kernel '
+                     'reports on its consoles')
 
     def timed(self, name: str, func, *args) -> int:
         """A stage, its time kept for the table at the end."""
