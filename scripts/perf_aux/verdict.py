@@ -5,6 +5,7 @@ and the runs and programs its stages judge."""
 import os
 import re
 import time
+from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from perf_aux_results import expected, verdicts
@@ -192,8 +193,8 @@ def say_tail(text: str, n: int) -> None:
 def grep(pattern: str, path: str) -> List[str]:
     """Group 1 of each line of PATH that PATTERN matches."""
     try:
-        lines = open(path, encoding='utf-8', errors='surrogateescape').read()
+        text = Path(path).read_text(errors='surrogateescape')
     except OSError:
         return []
     return [m.group(1) for m in map(re.compile(pattern).match,
-                                    lines.split('\n')) if m]
+                                    text.split('\n')) if m]
