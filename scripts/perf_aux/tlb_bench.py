@@ -90,25 +90,9 @@ VALUE_OPTIONS = {'-p': 'phase', '-o': 'out', '-m': 'aux', '-t': 'tracer',
                  '-r': 'runs', '-C': 'cpu'}
 
 
-def default_out() -> str:
-    return os.path.join(os.environ.get('PERF_AUX_OUT') or
-                        os.path.join(SCRIPTS, '..', 'out'), 'tlb-bench')
-
-
-def check_options(opts: Options) -> None:
-    """The values, checked in a fixed order (the boards' logs' messages)."""
-    if opts.phase not in PHASES:
-        raise Usage()
-    if not (opts.tracer.startswith('arm_spe_') or opts.tracer == 'cs_etm'):
-        raise Fatal(f'unknown tracer {opts.tracer}', USAGE_ERROR)
-    if not re.fullmatch(r'[1-9][0-9]*', opts.runs):
-        raise Fatal(f'bad run count {opts.runs}', USAGE_ERROR)
-    if not re.fullmatch(r'[0-9]+[BKMGbkmg]?', opts.aux):
-        raise Fatal(f'bad AUX size {opts.aux}', USAGE_ERROR)
-
-
 def parse_args(argv: List[str]) -> Options:
-    # getopt: the first word that is not an option starts the workload.
+    """The options, then the values in a fixed order (the boards' logs'
+    messages); the first word that is not an option starts the workload."""
     try:
         pairs, rest = getopt.getopt(argv, 'p:o:m:t:r:C:kh')
     except getopt.GetoptError as e:
@@ -118,17 +102,19 @@ def parse_args(argv: List[str]) -> Options:
         raise Usage()
     opts = Options(**{VALUE_OPTIONS[flag]: value for flag, value in pairs
                       if flag in VALUE_OPTIONS}, keep='-k' in flags)
-    opts.out = opts.out or default_out()
-    if rest:
-        opts.workload = rest
-    check_options(opts)
+    opts.out = opts.out or os.path.join(
+        os.environ.get('PERF_AUX_OUT') or os.path.join(SCRIPTS, '..', 'out'),
+        'tlb-bench')
+    opts.workload = rest or opts.workload
+    if opts.phase not in PHASES:
+        raise Usage()
+    if not (opts.tracer.startswith('arm_spe_') or opts.tracer == 'cs_etm'):
+        raise Fatal(f'unknown tracer {opts.tracer}', USAGE_ERROR)
+    if not re.fullmatch(r'[1-9][0-9]*', opts.runs):
+        raise Fatal(f'bad run count {opts.runs}', USAGE_ERROR)
+    if not re.fullmatch(r'[0-9]+[BKMGbkmg]?', opts.aux):
+        raise Fatal(f'bad AUX size {opts.aux}', USAGE_ERROR)
     return opts
-
-
-def usage_text() -> str:
-    doc = __doc__ or ''
-    return ('usage: python3 -m perf_aux tlb-bench OPTIONS\n' +
-            doc[doc.index('Options:'):])
 
 
 def read_text(path: str) -> str:
@@ -300,7 +286,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     except Usage as e:
         if str(e):
             print(f'tlb-bench: {e}', file=sys.stderr)
-        print(usage_text(), end='', file=sys.stderr)
+        print('usage: python3 -m perf_aux tlb-bench OPTIONS\n' +
+              __doc__[__doc__.index('Options:'):], end='', file=sys.stderr)
         return USAGE_ERROR
     except Skip as e:
         print(f'SKIP: {e}')
