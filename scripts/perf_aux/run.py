@@ -1,17 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
 """make run: one kernel of a base built, KUnit booted, the kselftests
 booted, their results in out/results/<run>/ (with run.json) and
-out/report.md.  Exit 0 when nothing failed and no console holds a kernel
-report."""
+out/report.md; exit 0 when nothing failed and no console holds a kernel
+report.  make repeat: the flake hunt on that kernel.  make evidence: the
+run beside the stock run, as a cover letter quotes it."""
 
 import os
+import re
 import shutil
 from pathlib import Path
-from typing import List, Optional
+from typing import List
 
 from . import kselftest, kunit, lib, tree
-from .lib import Run
-from .lib import status
+from .lib import DEVNULL, Run, status
 from .shell import stage
 
 
@@ -56,6 +57,80 @@ def job(r: Run, check: str = '') -> int:
                    f'{lib.out()}/report.md') or int(bool(reports))
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: List[str]) -> int:
     del argv
     return job(lib.env_run())
+
+
+ROUND = re.compile(rb'^PERF_AUX: round ([0-9]+)')
+
+
+def split_rounds(log: str, directory: str) -> None:
+    """The one-boot log cut at its "PERF_AUX: round N" lines, a file a
+    round, "\\r\\n" made "\\n"."""
+    out = None
+    data = Path(log).read_bytes()
+    for line in (data[:-1] if data.endswith(b'\n') else data).split(b'\n'):
+        line = line[:-1] if line.endswith(b'\r') else line
+        m = ROUND.match(line)
+        if m:
+            if out:
+                out.close()
+            out = open(f'{directory}/round{m.group(1).decode()}.log', 'wb')
+        if out:
+            out.write(line + b'\n')
+    if out:
+        out.close()
+
+
+def quietly(verb: str, r: Run, log: str, *args: str) -> None:
+    """perf_aux VERB of R, its lines nowhere: the results say it all."""
+    status(lib.perf_aux(verb, r.kernel, r.target, r.variant, log, *r.kargs,
+                        *args), stdout=DEVNULL, env=r.env())
+
+
+def repeat(r: Run, rounds: int) -> int:
+    d = f'{lib.out()}/repeat/{r.name}'
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(f'{d}/logs')
+    quietly('kselftest', r, f'{d}/logs/one-boot.log',
+            f'perf_aux.repeat={rounds}')
+    split_rounds(f'{d}/logs/one-boot.log', f'{d}/logs')
+    for i in range(1, rounds + 1):
+        results('kselftest', f'{d}/logs/round{i}.log', f'{d}/one-boot/{i}')
+    for i in range(1, rounds + 1):
+        quietly('kunit', r, f'{d}/logs/kunit{i}.log')
+        results('kunit', f'{d}/logs/kunit{i}.log', f'{d}/fresh/{i}')
+        quietly('kselftest', r, f'{d}/logs/kselftest{i}.log')
+        results('kselftest', f'{d}/logs/kselftest{i}.log', f'{d}/fresh/{i}')
+    # Every console whole: an oops that ends a boot early leaves fewer rounds.
+    reports = lib.console_reports(*lib.collated(
+        str(p) for p in Path(d, 'logs').glob('*.log')))
+    for line in reports[:20]:
+        print(line)
+    print(f'kernel reports on the consoles: {len(reports)}', flush=True)
+    rc = int(bool(reports))
+    for what, sub in (('one boot:', 'one-boot'), ('fresh boots:', 'fresh')):
+        print(what, flush=True)
+        runs = lib.collated(str(p) for p in Path(d, sub).glob('*')) or \
+            [f'{d}/{sub}/*']
+        rc |= results('flakes', *runs) != 0
+    return rc
+
+
+def repeat_main(argv: List[str]) -> int:
+    """repeat [ROUNDS], the run's selectors from make's."""
+    return repeat(lib.env_run(), int(argv[0]) if argv and argv[0] else 5)
+
+
+def evidence_main(argv: List[str]) -> int:
+    """The run beside the stock run: out/evidence-<run>.txt, shown."""
+    del argv
+    r = lib.env_run()
+    stock = lib.result_name('stock', r.base, r.target, r.variant)
+    out = f'{lib.out()}/evidence-{r.name}.txt'
+    rc = status(lib.perf_aux('results', 'evidence', '--out', out, r.results,
+                             f'{lib.out()}/results/{stock}'))
+    if rc == 0:
+        lib.show(Path(out).read_bytes())
+    return rc

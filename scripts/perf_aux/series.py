@@ -643,8 +643,8 @@ def check_tree(s: Series, patches: Sequence[str]) -> None:
               f'of {s.base} staged')
         return
     same = fixed = differ = 0
-    for name in lines(text(['git', 'diff', '--name-only', 'base', 'HEAD'],
-                           cwd=os.path.join(s.work, 'am'))):
+    for name in text(['git', 'diff', '--name-only', 'base', 'HEAD'],
+                     cwd=os.path.join(s.work, 'am')).splitlines():
         if name == 'MAINTAINERS' or name.startswith('tools/'):
             continue
         if same_file(os.path.join(tree, name), os.path.join(stock, name)):
