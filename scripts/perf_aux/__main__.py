@@ -22,7 +22,7 @@ VERBS = {
     'fixes': ('.fixes', "make fixes: the series' fixes, patches of their own"),
     'evidence': ('.run:evidence_main', 'make evidence: a run beside the stock run'),
     'repeat': ('.run:repeat_main', 'make repeat: the flake hunt [ROUNDS]'),
-    'soak': ('.soak', 'make soak: soak_test alone for DURATION seconds'),
+    'soak': ('.run:soak_main', 'make soak: soak_test alone for DURATION seconds'),
     'results': ('perf_aux_results.cli:results_main',
                 'KTAP from console logs, summaries, reports, expected'),
     'deps': ('.deps', 'installs what TARGET, lava, base-BASE... need'),

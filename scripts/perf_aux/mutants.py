@@ -13,7 +13,8 @@ from typing import List, Optional, Sequence
 
 from . import lib
 from .lib import STDOUT
-from .verdict import Verdicts, expectation, say_tail
+from .run import expectation
+from .verdict import Verdicts, say_tail
 
 PEER_VMALLOC = ('test_vmalloc.test_loop_count=10000',
                 'test_vmalloc.test_repeat_count=1')

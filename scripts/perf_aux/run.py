@@ -2,18 +2,36 @@
 """make run: one kernel of a base built, KUnit booted, the kselftests
 booted, their results in out/results/<run>/ (with run.json) and
 out/report.md; exit 0 when nothing failed and no console holds a kernel
-report.  make repeat: the flake hunt on that kernel.  make evidence: the
-run beside the stock run, as a cover letter quotes it."""
+report.  make repeat: the flake hunt on that kernel.  make soak:
+soak_test alone for DURATION seconds (at most soak_test's
+SOAK_MAX_SECONDS) on the sanitize kernel; SOAK_SUMMARY_ONLY=1: the last
+soak's lines.  make evidence: the run beside the stock run, as a cover
+letter quotes it."""
 
 import os
 import re
 import shutil
 from pathlib import Path
-from typing import List
+from typing import List, Optional, Sequence, Tuple
+
+from perf_aux_results import verdicts
 
 from . import kselftest, kunit, lib, tree
 from .lib import DEVNULL, Run, status
 from .shell import stage
+
+
+def expectation(res: str, suite: str, failure: Optional[bool] = False,
+                min_passed: int = 0, min_skipped: int = 0,
+                skip_reason: Optional[str] = None,
+                allow: Sequence[str] = ()) -> Tuple[bool, str]:
+    """Whether SUITE of the run RES is as expected, and the line saying so
+    (FAILURE None: either way)."""
+    try:
+        return verdicts.expect(res, suite, verdicts.Expectation(
+            failure, min_passed, min_skipped, skip_reason, list(allow)))
+    except Exception as e:  # noqa: BLE001 (a crash is a verdict too)
+        return False, f'{suite}: {e!r}'
 
 
 def results(*args: str) -> int:
@@ -134,3 +152,41 @@ def evidence_main(argv: List[str]) -> int:
     if rc == 0:
         lib.show(Path(out).read_bytes())
     return rc
+
+
+def soak(env) -> int:
+    """make soak, its selectors in ENV."""
+    duration = env.get('DURATION') or '600'
+    source = Path(lib.ROOT, 'tools/testing/selftests/perf_aux/soak_test.c')
+    m = re.search(r'^#define SOAK_MAX_SECONDS ([0-9]*)$',
+                  source.read_text(), re.M)
+    most = m.group(1) if m else ''
+    if not duration.isdigit() or int(duration) > int(most or 0):
+        lib.die(f"DURATION={duration}: one soak is at most "
+                f"{most or '?'} s (soak_test's harness timeout)")
+    r = lib.env_run(env, target='arm64-4k', variant='soak')
+    if env.get('SOAK_SUMMARY_ONLY', '0') != '1':
+        rc = job(r)
+        # A run failed by its kernel reports still gets its soak lines.
+        if rc and not lib.run_reports(r.name):
+            return rc
+    log = r.log('kselftest')
+    if not os.path.isfile(log):
+        lib.die(f'no soak log {log}')
+    for line in Path(log).read_text(errors='surrogateescape').split('\n'):
+        m = re.match(r'^#.*:(soak: .*)', line)
+        if m:
+            print(m.group(1))
+    reports = lib.run_reports(r.name)
+    print(f'soak: {len(reports)} kernel reports', flush=True)
+    if reports:
+        print('\n'.join(reports[:20]), flush=True)
+        return 1
+    ok, line = expectation(r.results, 'perf_aux.soak_test', min_passed=1)
+    print(line)
+    return 0 if ok else 1
+
+
+def soak_main(argv: List[str]) -> int:
+    del argv
+    return soak(os.environ)

@@ -14,7 +14,8 @@ from perf_aux_results.expected import cases as expected_cases
 
 from . import lib
 from .mutants import killer_tests
-from .verdict import Verdicts, expectation, grep, say_tail
+from .run import expectation
+from .verdict import Verdicts, grep, say_tail
 
 # make check's stock boot: the kselftests whose outcome large vmap changes.
 STOCK_QUICK_TESTS = ('perf_aux.tests=perf_aux:map_test,perf_aux:pagesize_test,'

@@ -8,24 +8,12 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from perf_aux_results import expected, verdicts
+from perf_aux_results import expected
 
 from . import lib, run
+from .run import expectation
 from .lib import DEVNULL, PIPE, STDOUT
 from .shell import stage
-
-
-def expectation(res: str, suite: str, failure: Optional[bool] = False,
-                min_passed: int = 0, min_skipped: int = 0,
-                skip_reason: Optional[str] = None,
-                allow: Sequence[str] = ()) -> Tuple[bool, str]:
-    """Whether SUITE of the run RES is as expected, and the line saying so
-    (FAILURE None: either way)."""
-    try:
-        return verdicts.expect(res, suite, verdicts.Expectation(
-            failure, min_passed, min_skipped, skip_reason, list(allow)))
-    except Exception as e:  # noqa: BLE001 (a crash is a verdict too)
-        return False, f'{suite}: {e!r}'
 
 
 class Verdicts:
