@@ -15,7 +15,7 @@ from perf_aux_results.expected import cases as expected_cases
 from . import lib
 from .mutants import killer_tests
 from .run import expectation
-from .verdict import Verdicts, grep, say_tail
+from .verdict import Verdicts, grep, name, say_tail
 
 # make check's stock boot: the kselftests whose outcome large vmap changes.
 STOCK_QUICK_TESTS = ('perf_aux.tests=perf_aux:map_test,perf_aux:pagesize_test,'
@@ -56,10 +56,6 @@ CHECK_LINE = re.compile(r'^(not )?ok - ')
 CUSTOM_TESTS = killer_tests(('map_test', 'pagesize_test'))
 # The QEMU jobs lava-run runs, each compared with the direct run.
 LAVA_TARGETS = ('arm64-4k', 'arm64-16k')
-
-
-def name(path: str) -> str:
-    return os.path.basename(path.rstrip('/'))
 
 
 def expected_file(c: Verdicts, target: str, variant: str) -> str:

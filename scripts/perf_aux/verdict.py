@@ -69,7 +69,7 @@ class Verdicts:
         """SUITE of the run RES as expected, as one check line."""
         ok, line = expectation(res, suite, failure, min_passed, min_skipped,
                                skip_reason, allow)
-        self.verdict(0 if ok else 1, f'{os.path.basename(res)}: {line}')
+        self.verdict(0 if ok else 1, f'{name(res)}: {line}')
         return ok, line
 
     def expected(self, res: str, suites: Sequence[str] = (),
@@ -171,6 +171,11 @@ class Verdicts:
         rc = stage(name, lambda: func(*args) or 0)
         self.stage_times.append(f'{int(time.time()) - start:6d} s  {name}')
         return rc
+
+
+def name(path: str) -> str:
+    """The run whose results PATH holds."""
+    return os.path.basename(path.rstrip('/'))
 
 
 def say_tail(text: str, n: int) -> None:
