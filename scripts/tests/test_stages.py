@@ -90,6 +90,19 @@ class StagesTest(unittest.TestCase):
             stages.lava_runs(c)
         run_job.assert_called_once_with('reference', 'arm64-16k', 'default')
 
+    def test_a_run_that_dies_leaves_the_tier_going(self) -> None:
+        """make run in this process: a run that dies is judged by what it
+        left, the tier goes on."""
+        c = check.Check(False)
+        with mock.patch('perf_aux.run.job', side_effect=lib.Error('x')), \
+                contextlib.redirect_stdout(io.StringIO()) as out:
+            c.run_job('reference', 'arm64-4k', 'strict', 'a=1')
+        self.assertEqual(['ok - reference-7.3-arm64-4k-strict: 0 kernel '
+                          'reports on its consoles'],
+                         out.getvalue().splitlines())
+        self.assertEqual(os.path.join(self.out, 'results',
+                                      'reference-7.3-arm64-4k-strict'), c.res)
+
     def test_full_tier_order(self) -> None:
         """The full tier runs the default base, the once stages, the rest.
 
