@@ -1,13 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
-"""python3 -m perf_aux VERB [ARG...], with PYTHONPATH=scripts: the
-pipeline's commands, which the Makefile's targets run.  A verb is the
-main() of a module, which reads ARG... itself (its usage: the module's
-docstring); lib.perf_aux() is the command line that runs one as a process
-of its own.
-"""
+"""python3 -m perf_aux VERB [ARG...]: the commands the Makefile runs.  The
+one entry point: it alone sets the environment (ccache's) and ends the
+process; a verb is the main(ARGS) of a module."""
 
 import argparse
 import importlib
+import os
+import subprocess
 import sys
 from typing import List, Optional
 
@@ -21,9 +20,9 @@ VERBS = {
     'check-full': ('.check', 'make check-full: the whole matrix [STAGE...]'),
     'series': ('.series', 'make series: the suite as a patch series'),
     'fixes': ('.fixes', "make fixes: the series' fixes, patches of their own"),
-    'evidence': ('.evidence', 'make evidence: a run beside the stock run'),
-    'repeat': ('.repeat', 'make repeat: the flake hunt [ROUNDS]'),
-    'soak': ('.soak', 'make soak: soak_test alone for DURATION seconds'),
+    'evidence': ('.run:evidence_main', 'make evidence: a run beside the stock run'),
+    'repeat': ('.run:repeat_main', 'make repeat: the flake hunt [ROUNDS]'),
+    'soak': ('.run:soak_main', 'make soak: soak_test alone for DURATION seconds'),
     'results': ('perf_aux_results.cli:results_main',
                 'KTAP from console logs, summaries, reports, expected'),
     'deps': ('.deps', 'installs what TARGET, lava, base-BASE... need'),
@@ -65,7 +64,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     module, _, function = VERBS[verb][0].partition(':')
     where = importlib.import_module(module, __package__) if module else \
         sys.modules[__name__]
-    return getattr(where, function or 'main')(rest)
+    if hasattr(sys.stdout, 'reconfigure'):
+        sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
+    lib.use_collation()
+    os.environ.update(lib.exports())
+    try:
+        return getattr(where, function or 'main')(rest)
+    except lib.Error as e:
+        return e.status
+    except subprocess.CalledProcessError as e:
+        return e.returncode
 
 
 if __name__ == '__main__':

@@ -1,28 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""What the pipeline needs from Debian (python3 -m perf_aux deps).
-
-Installs the Debian packages the pipeline needs for the given targets, and
-fetches the target's static busybox (for the kselftest initramfs) into the
-cache.  Only what is missing is installed, so a second run costs a second.
-
-Usage: python3 -m perf_aux deps TARGET|lava|lab|kunitpy|base-BASE|testdefs...
-
-"testdefs" unpacks a Debian (trixie) arm64 root filesystem for
-test-definitions' kselftest runner into $PERF_AUX_CACHE/rootfs (an arm64
-sources list, state and cache of its own; nothing installed).
-
-"base-BASE" unpacks Debian's linux-source-BASE into $PERF_AUX_CACHE/src/BASE
-(mainline bases from sid or experimental, through a sources list of its
-own: the machine's apt configuration is never changed).
-
-"lava" is the set scripts/lava/check.sh needs: the dispatcher (lava-run)
-and schemas, busybox for the converter's host tests, and, unpacked in the
-cache, the device-type templates of lava-server (not installed: it would
-bring a Django server) and a Debian kernel for libguestfs (a container has
-none in /boot).  "lab" is that and the local lab's server side
-(scripts/perf_aux_lava/lab.py): lava-server 2023.01 without its
-recommended apache2 (gunicorn serves the API), lavacli, PostgreSQL.
-"""
+"""What the pipeline needs from Debian: packages for TARGET, lava, lab,
+kunitpy; base-BASE unpacks linux-source-BASE into the cache and testdefs
+an arm64 root filesystem, each through a private apt (the machine's apt
+configuration is never changed).  Only what is missing is fetched."""
 
 import glob
 import os
@@ -30,12 +10,10 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
-from typing import List, Optional, Sequence, Set
+from typing import List, Sequence, Set
 
-from . import lib, shell
-from .files import collated
-from .shell import text, tool
+from . import lib
+from .lib import DEVNULL, PIPE, STDOUT, collated, die, run, text
 
 # busybox-static and libopencsd-bin: the host tests of the LAVA converter
 # (busybox sh and awk) and of the ETE decoder (trc_pkt_lister);
@@ -75,8 +53,7 @@ def err(line: str) -> None:
 
 
 class Deps:
-    """One run: the cache, and whether the machine's apt lists were
-    updated yet."""
+    """One run: the cache, and whether apt's lists were updated yet."""
 
     def __init__(self) -> None:
         self.cache = lib.cache()
@@ -91,17 +68,14 @@ class Deps:
         """The PACKAGES dpkg does not have installed, in order."""
         need = []
         for pkg in packages:
-            proc = subprocess.run(['dpkg-query', '-W', '-f=${Status}\\n', pkg],
-                                  stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True,
-                                  check=False)
-            if INSTALLED not in proc.stdout.split('\n'):
+            if INSTALLED not in text(['dpkg-query', '-W', '-f=${Status}\\n',
+                                      pkg], stderr=DEVNULL).split('\n'):
                 need.append(pkg)
         return need
 
     def apt_update(self) -> None:
         if not self.apt_updated:
-            tool(['apt-get', 'update', '-qq'], what='apt-get update failed')
+            run(['apt-get', 'update', '-qq'], what='apt-get update failed')
             self.apt_updated = True
 
     def install_packages(self, packages: Sequence[str], to_stderr=False) -> None:
@@ -114,16 +88,13 @@ class Deps:
         else:
             print(line, flush=True)
         self.apt_update()
-        tool(['apt-get', 'install', '-y', '-qq', '--no-install-recommends',
-             *need], what=f'apt-get install {" ".join(need)} failed',
-             stdout=subprocess.DEVNULL,
-             env={'DEBIAN_FRONTEND': 'noninteractive'})
+        run(['apt-get', 'install', '-y', '-qq', '--no-install-recommends',
+            *need], what=f'apt-get install {" ".join(need)} failed',
+            stdout=DEVNULL,
+            env={'DEBIAN_FRONTEND': 'noninteractive'})
 
     def install_gcc_plugin_headers(self) -> None:
-        """The cross compiler's plugin headers (and g++ to build plugins
-        with): the sanitize build erases kernel stacks with GCC's
-        stackleak plugin.  The other configurations turn plugins off
-        (scripts/config/boot.config)."""
+        """GCC's plugin headers: the sanitize build's stackleak plugin."""
         major = text(['aarch64-linux-gnu-gcc', '-dumpversion']).split('.')[0]
         self.install_packages(['g++', f'gcc-{major}-plugin-dev-aarch64-linux-gnu'])
 
@@ -131,8 +102,7 @@ class Deps:
 
     @staticmethod
     def debian_archive() -> str:
-        """The archive the machine's own apt sources use for Debian
-        itself."""
+        """The archive the machine's apt sources use for Debian."""
         uris = text(['apt-get', 'indextargets', '--format', '$(URI)',
                      'Created-By: Packages'])
         for uri in uris.split('\n'):
@@ -144,12 +114,11 @@ class Deps:
     def archive(self) -> str:
         archive = self.debian_archive()
         if not archive:
-            shell.die("no Debian archive in the machine's apt sources")
+            die("no Debian archive in the machine's apt sources")
         return archive
 
     def apt_private(self, suite: str, *args: str) -> List[str]:
-        """apt-get with the private sources list of SUITE (sid,
-        experimental)."""
+        """apt-get with the private sources list of SUITE."""
         d = f'{self.cache}/apt/{suite}'
         return ['apt-get', '-q', '-o', f'Dir::Etc::sourcelist={d}/sources.list',
                 '-o', 'Dir::Etc::sourceparts=-', '-o',
@@ -173,8 +142,7 @@ class Deps:
                 '-o', 'APT::Sandbox::User=root', *args]
 
     def apt_arm64_suite(self, suite: str) -> str:
-        """The private arm64 apt directory of Debian SUITE, its lists
-        updated once per run."""
+        """The private arm64 apt of SUITE, updated once per run."""
         d = f'{self.cache}/apt/{suite}-arm64'
         for sub in ('lists/partial', 'archives/partial', 'cache', 'empty'):
             os.makedirs(f'{d}/{sub}', exist_ok=True)
@@ -185,9 +153,9 @@ class Deps:
             with open(f'{d}/sources.list', 'w') as f:
                 f.write(f'deb [arch=arm64 signed-by={KEYRING}] '
                         f'{self.archive()} {suite} main\n')
-            tool(self.apt_arm64(d, 'update', '-qq'),
-                 what=f'apt-get update of {suite} arm64 failed',
-                 stdout=sys.stderr)
+            run(self.apt_arm64(d, 'update', '-qq'),
+                what=f'apt-get update of {suite} arm64 failed',
+                stdout=sys.stderr)
             for old in glob.glob(glob.escape(d) + '/.updated.*'):
                 os.remove(old)
             open(stamp, 'w').close()
@@ -195,12 +163,8 @@ class Deps:
 
     @staticmethod
     def download(argv: Sequence[str], cwd: str) -> None:
-        """apt-get download ARGV in CWD, as root (_apt cannot write to the
-        cache), its sandbox warning left out; its lines on stderr."""
-        proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True,
-                              errors='surrogateescape', check=False)
-        for line in proc.stdout.splitlines():
+        """apt-get download ARGV in CWD, its lines on stderr."""
+        for line in text(argv, cwd=cwd, stderr=STDOUT).splitlines():
             if 'unsandboxed' not in line:
                 err(line)
 
@@ -208,40 +172,23 @@ class Deps:
     # filesystem of test-definitions.
 
     def fetch_arm64_busybox(self) -> None:
-        """The arm64 busybox is unpacked into the cache, never installed:
-        it would replace the host's own /bin/busybox.  It comes from the
-        host's own release through a private arm64 apt: the machine's dpkg
-        architectures stay as they are."""
+        """The arm64 busybox in the cache, never installed (it would
+        replace the host's), from the host's release."""
         d = f'{self.cache}/busybox/arm64'
         if os.access(f'{d}/busybox', os.X_OK):
             return
         codename = text(['sh', '-c', '. /etc/os-release && '
                          'echo "$VERSION_CODENAME"'])
-        apt = self.apt_arm64_suite(codename)
-        for deb in glob.glob(glob.escape(apt) + '/archives/*.deb'):
-            os.remove(deb)
-        tool(self.apt_arm64(apt, 'install', '-y', '-qq', '-d',
-                            '--no-install-recommends', 'busybox-static'),
-             what='busybox-static:arm64 could not be downloaded',
-             stdout=subprocess.DEVNULL)
-        tmp = tempfile.mkdtemp()
-        try:
-            debs = glob.glob(glob.escape(apt) +
-                             '/archives/busybox-static_*_arm64.deb')
-            tool(['dpkg-deb', '-x', *debs[:1], tmp],
-                 what='busybox-static:arm64 could not be unpacked')
-            os.makedirs(d, exist_ok=True)
-            shutil.copy(f'{tmp}/bin/busybox', f'{d}/busybox')
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        self.unpack_arm64(codename, ['busybox-static'], f'{d}/unpacked')
+        shutil.copy(f'{d}/unpacked/bin/busybox', f'{d}/busybox')
+        shutil.rmtree(f'{d}/unpacked')
 
     def cached_deb(self, pkg: str, d: str) -> str:
         found = collated(glob.glob(f'{glob.escape(d)}/{glob.escape(pkg)}_*.deb'))
         return found[0] if found else ''
 
     def deb_unpack(self, pkg: str, d: str) -> None:
-        """The package's files in D; its .deb stays in the cache, so a
-        second run fetches nothing."""
+        """The package's files in D; its .deb stays in the cache."""
         if os.path.isdir(d):
             return
         debs = f'{self.lava_cache}/debs'
@@ -250,10 +197,10 @@ class Deps:
         if not deb:
             self.apt_update()
             self.download(['apt-get', 'download', '-qq', pkg], debs)
-            deb = self.cached_deb(pkg, debs) or shell.die(
+            deb = self.cached_deb(pkg, debs) or die(
                 f'{pkg} could not be downloaded')
-        tool(['dpkg-deb', '-x', deb, f'{d}.tmp'],
-             what=f'{deb} could not be unpacked')
+        run(['dpkg-deb', '-x', deb, f'{d}.tmp'],
+            what=f'{deb} could not be unpacked')
         os.rename(f'{d}.tmp', d)
 
     def fetch_lava_files(self) -> None:
@@ -270,13 +217,12 @@ class Deps:
                 break
         tmp = f'{self.lava_cache}/supermin.tmp'
         self.deb_unpack(kpkg, tmp)
-        tool(['depmod', '-b', tmp, kpkg[len('linux-image-'):]],
-             what=f'depmod of {kpkg} failed')
+        run(['depmod', '-b', tmp, kpkg[len('linux-image-'):]],
+            what=f'depmod of {kpkg} failed')
         os.rename(tmp, f'{self.lava_cache}/supermin')
 
     def fetch_debian_deb(self, base: str) -> str:
-        """The linux-source-BASE .deb in the cache (or, for the machine's
-        own release, the installed tarball): its path."""
+        """The linux-source-BASE .deb (or installed tarball): its path."""
         pkg = f'linux-source-{base}'
         suite = lib.base_suite(base)
         os.makedirs(f'{self.cache}/debs', exist_ok=True)
@@ -287,18 +233,17 @@ class Deps:
         os.makedirs(f'{d}/lists/partial', exist_ok=True)
         with open(f'{d}/sources.list', 'w') as f:
             f.write(f'deb [signed-by={KEYRING}] {self.archive()} {suite} main\n')
-        tool(self.apt_private(suite, 'update', '-qq'),
-             what=f'apt-get update of {suite} failed', stdout=sys.stderr)
+        run(self.apt_private(suite, 'update', '-qq'),
+            what=f'apt-get update of {suite} failed', stdout=sys.stderr)
         self.download(self.apt_private(suite, 'download', '-qq', pkg),
                       f'{self.cache}/debs')
         debs = glob.glob(f'{glob.escape(self.cache)}/debs/{pkg}_*.deb')
         if not debs:
-            shell.die(f'{pkg} could not be downloaded from {suite}')
+            die(f'{pkg} could not be downloaded from {suite}')
         return max(debs, key=os.path.getmtime)
 
     def fetch_base(self, base: str) -> None:
-        """$PERF_AUX_CACHE/src/BASE holds the base's kernel source and, in
-        .perf_aux-debian, the Debian version it came from."""
+        """The base's source in the cache, its version in .perf_aux-debian."""
         lib.check_base(base)
         dst = f'{self.cache}/src/{base}'
         if os.path.isfile(f'{dst}/.perf_aux-debian'):
@@ -311,25 +256,25 @@ class Deps:
         if path.endswith('.deb'):
             version = text(['dpkg-deb', '-f', path, 'Version'])
             with subprocess.Popen(['dpkg-deb', '--fsys-tarfile', path],
-                                  stdout=subprocess.PIPE) as deb:
-                rc = subprocess.run(['tar', '-C', tmp, '-xf', '-', tarball],
-                                    stdin=deb.stdout, check=False).returncode
+                                  stdout=PIPE) as deb:
+                rc = run(['tar', '-C', tmp, '-xf', '-', tarball],
+                         stdin=deb.stdout).returncode
                 deb.stdout.close()
             if rc or deb.returncode:
-                shell.die(f'{path}: no {tarball} in it')
+                die(f'{path}: no {tarball} in it')
             path = f'{tmp}/{tarball[2:]}'
         else:
             version = text(['dpkg-query', '-W', '-f=${Version}',
                             f'linux-source-{base}'])
-        if base == '6.12' and tool(['dpkg', '--compare-versions',
-                                    version.split('-')[0], 'lt',
-                                    self.min_debian]) == 0:
-            shell.die(f'linux-source-6.12 {version} is older than '
+        if base == '6.12' and run(['dpkg', '--compare-versions',
+                                  version.split('-')[0], 'lt',
+                                  self.min_debian]).returncode == 0:
+            die(f'linux-source-6.12 {version} is older than '
                       f'{self.min_debian}, which brought '
                       'PERF_PMU_CAP_AUX_PREFER_LARGE')
         print(f'unpacking linux-source-{base} {version}', flush=True)
-        tool(['tar', '-C', tmp, '-xf', path],
-             what=f'{path} could not be unpacked')
+        run(['tar', '-C', tmp, '-xf', path],
+            what=f'{path} could not be unpacked')
         shutil.rmtree(dst, ignore_errors=True)
         os.rename(f'{tmp}/linux-source-{base}', dst)
         shutil.rmtree(tmp, ignore_errors=True)
@@ -354,17 +299,17 @@ class Deps:
         apt = self.apt_arm64_suite(suite)
         for deb in glob.glob(glob.escape(apt) + '/archives/*.deb'):
             os.remove(deb)
-        tool(self.apt_arm64(apt, 'install', '-y', '-qq', '-d',
-                            '--no-install-recommends', *packages),
-             what=f'the {suite} arm64 packages could not be downloaded',
-             stdout=subprocess.DEVNULL)
+        run(self.apt_arm64(apt, 'install', '-y', '-qq', '-d',
+                           '--no-install-recommends', *packages),
+            what=f'the {suite} arm64 packages could not be downloaded',
+            stdout=DEVNULL)
         tmp = f'{d}.tmp'
         shutil.rmtree(tmp, ignore_errors=True)
         os.makedirs(tmp)
         found = []
         for deb in collated(glob.glob(glob.escape(apt) + '/archives/*.deb')):
-            tool(['dpkg-deb', '-x', deb, tmp],
-                 what=f'{deb} could not be unpacked')
+            run(['dpkg-deb', '-x', deb, tmp],
+                what=f'{deb} could not be unpacked')
             found.append(text(['dpkg-deb', '-W',
                                '--showformat=${Package} ${Version}\\n', deb]))
         for sub in ('doc', 'man', 'locale', 'info'):
@@ -385,7 +330,8 @@ def unpacked(d: str) -> Set[str]:
         return set()
 
 
-def deps(targets: Sequence[str]) -> int:
+def main(targets: List[str]) -> int:
+    """deps TARGET|lava|lab|kunitpy|base-BASE|testdefs..."""
     d = Deps()
     packages = list(COMMON)
     for target in targets:
@@ -412,8 +358,3 @@ def deps(targets: Sequence[str]) -> int:
         elif target == 'testdefs':
             d.fetch_testdefs_rootfs()
     return 0
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    return shell.entry(lambda: deps(args))

@@ -1,68 +1,67 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The kernel build and the KUnit boot (python3 -m perf_aux kunit).
+"""The kernel build and the KUnit boot, with the tree's own kunit.py (the
+build serves the kselftest boot too); and kunit.py run as its users run it
+(kunit --series: each suite on every architecture, UML, KernelCI's
+kunit-x86_64 form)."""
 
-Builds the kernel of tree NAME for TARGET with the tree's own kunit.py and
-runs the KUnit suites at boot under QEMU.  The same build serves the
-kselftest boot (perf_aux.kselftest): the kunitconfig is the suites'
-.kunitconfig files plus scripts/config/boot.config and the target's and
-variant's fragments.  The console log, KTAP included, is copied to LOG.
-
-Usage: python3 -m perf_aux kunit NAME TARGET VARIANT LOG [KERNEL_ARG...]
-Exit: 0 all passed, 1 some test failed or crashed, 2 build error.
-
-python3 -m perf_aux kunit --series [TREE] runs kunit.py as its users do,
-in TREE (default: the plain base with `make series` applied, as series
---check leaves it): each suite's kunitconfig with --arch= x86_64, arm64,
-riscv, powerpc (64-bit), s390, i386 and arm (32-bit), and on UML
-(kunit.py's default), with kunit.py's defaults otherwise; then KernelCI's
-kunit-x86_64 form (config, build, exec --json with kunit.py's default
-kunitconfig, CONFIG_KUNIT_ALL_TESTS=y), our
-suites' results read from its JSON; and a UML build with every test
-option of the series UML can have.  KUNITPY_ARCHS (default: all of
-them) chooses the architectures of the kunitconfig runs, KUNITPY_KERNELCI=0
-leaves KernelCI's form out.  One line per run; build directories in
-$PERF_AUX_CACHE/kunitpy/.  Exit 1 if a run that should pass did not.
-"""
-
-import glob
 import hashlib
 import json
 import os
 import re
-import subprocess
+import shutil
 import sys
 from collections import Counter
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from pathlib import Path
+from typing import Dict, Iterator, List, Sequence, Tuple
 
-from . import lib, shell
-from .files import cat, collated, read, remove, write_line
-from .shell import stage, tool
-from .tree import seed_build
+from . import lib
+from .lib import DEVNULL, KUNIT_PY, PIPE, Run, run, status
+from .shell import stage
+from .tree import cat, seed_build, write_line
 
-USAGE = ('usage: python3 -m perf_aux kunit NAME TARGET VARIANT LOG '
-         '[KERNEL_ARG...]')
-# kunit.py's architectures the series runs on, and their Debian cross
-# compilers (perf_aux deps kunitpy); '' the host's gcc.
+# kunit.py's architectures of the series and their Debian cross compilers.
 KUNITPY_CROSS = {'x86_64': '', 'arm64': 'aarch64-linux-gnu-',
                  'riscv': 'riscv64-linux-gnu-',
                  'powerpc': 'powerpc64-linux-gnu-', 's390': 's390x-linux-gnu-',
                  'i386': '', 'arm': 'arm-linux-gnueabihf-', 'um': ''}
-KUNIT_PY = 'tools/testing/kunit/kunit.py'
 BUILT = '.perf_aux-built'
 # kunit.py's own lines of a run's verdict and time.
-VERDICT = re.compile(r'^\[..:..:..\] (Testing complete|Elapsed)', re.M)
+VERDICT = re.compile(r'^\[..:..:..\] (Testing complete|Elapsed)')
 SUMMARY = re.compile(r'^\[..:..:..\] (Testing complete\.|Elapsed time)')
-# The suites of the series: kunitconfig and KUnit suite name.
 SERIES_SUITES = (('kernel/events/ring_buffer_kunit.kunitconfig',
                   'perf_aux_alloc'),
                  ('mm/tests/vmap_granule_kunit.kunitconfig', 'vmap_granule'))
 EXEC_SECONDS = 900
 
 
+def without_kvm(argv: Sequence[str]) -> List[str]:
+    """ARGV with /dev/kvm hidden: nested KVM killed the x86_64 guest, so
+    every boot runs under TCG."""
+    if os.path.exists('/dev/kvm'):
+        return ['unshare', '--mount', '--', 'sh', '-c',
+                'mount --bind /dev/null /dev/kvm && exec "$@"', 'sh', *argv]
+    return list(argv)
+
+
+def jobs() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def kunit_py(build: str, log: str, args: Sequence[str], cwd: str,
+             cross: str = '') -> int:
+    """kunit.py ARGS in tree CWD with build directory BUILD and ccache,
+    under TCG, its output in LOG; its status."""
+    opts = {'run': [f'--jobs={jobs()}', '--timeout=900'],
+            'build': [f'--jobs={jobs()}'],
+            'exec': ['--timeout=900']}.get(args[0] if args else '', [])
+    return status(without_kvm(
+        ['timeout', '1800', 'python3', KUNIT_PY, *args, f'--build_dir={build}',
+         *opts, f'--make_options=CC=ccache {cross}gcc']),
+        cwd=cwd, log=log, env=lib.exports())
+
+
 def ccache_line(stats: str) -> str:
-    """How many compiler calls of the build ccache answered (from
-    ccache --print-stats), so that a change that costs the next build its
-    cache shows in every log."""
+    """How many compilations ccache answered (ccache --print-stats)."""
     hit = miss = 0
     for line in stats.splitlines():
         key, _, value = line.partition('\t')
@@ -75,44 +74,9 @@ def ccache_line(stats: str) -> str:
             f'({100 * hit // n if n else 100} %)')
 
 
-def tail_of(log: str, n: int) -> None:
-    with open(log, 'rb') as f:
-        lines = f.read().splitlines(keepends=True)[-n:]
-    sys.stdout.flush()
-    sys.stdout.buffer.write(b''.join(lines))
-    sys.stdout.buffer.flush()
-
-
-def kunit_build(log: str, args: Sequence[str]) -> int:
-    tool(['ccache', '--zero-stats'], stdout=subprocess.DEVNULL)
-    if tool(['python3', KUNIT_PY, 'build', *args], log=log):
-        tail_of(log, 40)
-        return 2
-    stats = subprocess.run(['ccache', '--print-stats'], check=False,
-                           stdout=subprocess.PIPE, text=True).stdout
-    print(ccache_line(stats))
-    return 0
-
-
-def kunit_exec(log: str, args: Sequence[str]) -> int:
-    with open(log, 'wb') as f:
-        rc = tool(lib.without_kvm(['timeout', str(EXEC_SECONDS), 'python3',
-                                   KUNIT_PY, 'exec', *args]),
-                  stdout=f, stderr=subprocess.STDOUT)
-    for line in read(log).splitlines():
-        if VERDICT.match(line):
-            print(line)
-    return rc
-
-
 def stack_erase_option(tree: str) -> str:
-    """kmemleak takes a stale pointer left deep in a kernel stack for a
-    reference: an object leaked by a system call stays unseen while the
-    task that made the call lives (a failed AUX mmap()'s page array did,
-    in fault_test).  Erasing the stack on return to user space (GCC's
-    stackleak plugin) leaves only live pointers there.  The option is
-    KSTACK_ERASE since 6.16, GCC_PLUGIN_STACKLEAK before: the tree's
-    Kconfig says which."""
+    """KSTACK_ERASE since 6.16, GCC_PLUGIN_STACKLEAK before (kmemleak sees
+    no stale pointer in an erased stack)."""
     kconfig = cat(os.path.join(tree, 'security/Kconfig.hardening'))
     if re.search(r'^config KSTACK_ERASE$', kconfig, re.M):
         return 'CONFIG_KSTACK_ERASE'
@@ -120,38 +84,26 @@ def stack_erase_option(tree: str) -> str:
 
 
 def plugin_sources_hashed(tree: str) -> Dict[str, str]:
-    """ccache hashes a -fplugin= file by its size and mtime
-    (compiler_check), and each build directory builds its own plugin: no
-    build with plugins served another (a mutant's sanitize build found
-    10 % of its objects in the reference's).  The plugin's path is left
-    out of the hash and the plugins' sources go in instead, by content."""
-    sources = collated(glob.glob(glob.escape(tree) +
-                                 '/scripts/gcc-plugins/*.[ch]'))
+    """ccache hashes the GCC plugins' sources, not the plugin each build
+    directory builds, so that plugin builds share objects."""
+    sources = lib.collated(str(p) for p in
+                           Path(tree, 'scripts/gcc-plugins').glob('*.[ch]'))
     return {'CCACHE_IGNOREOPTIONS': '-fplugin=*',
             'CCACHE_EXTRAFILES': ':'.join(sources)}
 
 
-def build_key(tree: str, args: Sequence[str]) -> str:
-    """What the kernel in the build directory is made of, for a check that
-    boots one build several times (the strict, nohugevmalloc and smp boots
-    of the default build): the check (PERF_AUX_CHECK_ID, set by
-    perf_aux.check), the tree's recipe (perf_aux.tree: sources, patches,
-    overlay) and kunit.py's build arguments with the configuration
-    fragments' content.  A later boot in the same check with the same key
-    skips kunit.py build, whose Kconfig run and no-op make cost 16 s.
-    Empty outside a check: make run always builds, so an edited tree is
-    rebuilt."""
-    check = os.environ.get('PERF_AUX_CHECK_ID')
+def build_key(tree: str, args: Sequence[str], check: str) -> str:
+    """The check CHECK, the tree's recipe and kunit.py's build arguments
+    with the fragments' content: a later boot of a check with the same key
+    skips kunit.py build.  Empty outside a check."""
     if not check:
         return ''
     digest = hashlib.sha256(f'{check}\n'.encode())
-    with open(os.path.join(tree, '.perf_aux-recipe'), 'rb') as f:
-        digest.update(f.read())
+    digest.update(Path(tree, '.perf_aux-recipe').read_bytes())
     for a in args:
         digest.update(os.fsencode(a + '\n'))
         if a.startswith('--kunitconfig='):
-            with open(a[len('--kunitconfig='):], 'rb') as f:
-                digest.update(f.read())
+            digest.update(Path(a[len('--kunitconfig='):]).read_bytes())
     return digest.hexdigest()
 
 
@@ -168,71 +120,88 @@ def config_files(root: str, arch: str, target: str,
 
 
 def kernel_args(tree: str, variant: str, args: Sequence[str]) -> List[str]:
-    """kunit.py's --kernel_args: panic=-1, the vmap benchmark unless the
-    caller gives lib/test_vmalloc.c parameters of its own (perf_aux.check:
-    the peer, or none), the caller's, the variant's."""
+    """--kernel_args: panic=-1, the vmap benchmark unless ARGS set
+    test_vmalloc's own, ARGS, the variant's."""
     if not any(a.startswith('test_vmalloc.') for a in args):
         args = [*lib.vmalloc_args(tree, 'bench'), *args]
     args = [*args, *lib.variant_args(variant)]
     return ['--kernel_args=panic=-1', *(f'--kernel_args={a}' for a in args)]
 
 
-def kunit(name: str, target: str, variant: str, log: str,
-          args: Sequence[str]) -> int:
-    lib.check_target(target)
-    lib.check_variant(variant)
-    tree = lib.tree_dir(name)
-    arch = lib.target_arch(target)
-    cross = lib.target_cross(target)
-    build = lib.build_dir(target, variant)
+def kunit_build(tree: str, log: str, args: Sequence[str],
+                env: Dict[str, str]) -> int:
+    run(['ccache', '--zero-stats'], stdout=DEVNULL, env=env)
+    if run(['python3', KUNIT_PY, 'build', *args], log=log, cwd=tree,
+           env=env).returncode:
+        lib.show(b''.join(Path(log).read_bytes().splitlines(True)[-40:]))
+        return 2
+    print(ccache_line(run(['ccache', '--print-stats'], stdout=PIPE,
+                          env=env).stdout))
+    return 0
+
+
+def kunit_exec(tree: str, log: str, args: Sequence[str]) -> int:
+    rc = run(without_kvm(['timeout', str(EXEC_SECONDS), 'python3', KUNIT_PY,
+                          'exec', *args]), log=log, cwd=tree).returncode
+    for line in Path(log).read_text(errors='surrogateescape').splitlines():
+        if VERDICT.match(line):
+            print(line)
+    return rc
+
+
+def kunit(r: Run, log: str, check: str = '') -> int:
+    """R's kernel built (once per CHECK) and KUnit booted, the console in
+    LOG: 0 all passed, 1 a test failed, 2 the build failed."""
+    tree = r.tree
+    arch, cross = lib.target_arch(r.target), lib.target_cross(r.target)
+    build = lib.build_dir(r.target, r.variant)
     common = [f'--arch={arch}', f'--build_dir={build}',
               *([f'--cross_compile={cross}'] if cross else [])]
     configs = [f'--kunitconfig={c}' for c in config_files(
-        lib.ROOT, arch, target, lib.variant_config(variant))]
-    kargs = kernel_args(tree, variant, args)
-
-    # The sanitize configuration: test_aux_pmu=m over boot.config's =y,
-    # and the kernel stack erased on each return to user space.
-    if lib.variant_build(variant) == 'sanitize':
+        lib.ROOT, arch, r.target, lib.variant_config(r.variant))]
+    kargs = kernel_args(tree, r.variant, r.kargs)
+    env = lib.exports()
+    # sanitize: test_aux_pmu a module, kernel stacks erased.
+    if lib.variant_build(r.variant) == 'sanitize':
         configs += ['--kconfig_add=CONFIG_TEST_AUX_PMU=m',
                     '--kconfig_add=CONFIG_GCC_PLUGINS=y',
                     f'--kconfig_add={stack_erase_option(tree)}=y']
-        os.environ.update(plugin_sources_hashed(tree))
-    strict = lib.granule_strict(name, variant)
+        env.update(plugin_sources_hashed(tree))
+    strict = lib.granule_strict(r.kernel, r.variant)
     configs.append('--kconfig_add=CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT='
                    + ('y' if strict else 'n'))
-
-    if name != 'custom':
-        seed_build(tree, build, lib.run_base())
-    os.chdir(tree)
+    if r.kernel != 'custom':
+        seed_build(tree, build, r.base)
     configs.append(f'--make_options=CC=ccache {cross}gcc')
-    key = build_key(tree, [*common, *configs])
-    what = f'build {lib.tree_name(name, lib.run_base())} {build}'
-    if key and cat(os.path.join(build, BUILT)) == key:
+    key = build_key(tree, [*common, *configs], check)
+    built = os.path.join(tree, build, BUILT)
+    what = f'build {lib.tree_name(r.kernel, r.base)} {build}'
+    if key and cat(built) == key:
         print(f'{what}: built earlier in this check, unchanged')
     else:
-        remove(os.path.join(build, BUILT))
-        if stage(what, kunit_build, f'{log}.build',
-                 [*common, f'--jobs={len(os.sched_getaffinity(0))}', *configs]):
+        Path(built).unlink(missing_ok=True)
+        if stage(what, kunit_build, tree, f'{log}.build',
+                 [*common, f'--jobs={jobs()}', *configs], env):
             return 2
         if key:
-            write_line(os.path.join(build, BUILT), key)
-    # Appended after kunit.py's own -m and -cpu, which they override.
-    kargs.append(f'--qemu_args=-m {lib.kunit_memory_mib(target)}')
+            write_line(built, key)
+    # After kunit.py's own -m and -cpu, which they override.
+    kargs.append(f'--qemu_args=-m {lib.kunit_memory_mib(r.target)}')
     if arch == 'arm64':
         kargs.append(f'--qemu_args=-cpu {lib.ARM64_QEMU_CPU}')
-    run = lib.result_name(name, lib.run_base(), target, variant)
-    rc = stage(f'KUnit {run}', kunit_exec, f'{log}.exec',
+    rc = stage(f'KUnit {r.name}', kunit_exec, tree, f'{log}.exec',
                [*common, '--timeout=600', *kargs])
-    tool(['cp', os.path.join(build, 'test.log'), log], check=True)
+    try:
+        shutil.copyfile(os.path.join(tree, build, 'test.log'), log)
+    except OSError as e:
+        lib.error(f'cp: {e}')
+        return 1
     return 1 if rc else 0
 
 
-# kunit.py as its users run it.
-
 def summary(log: str) -> str:
     """kunit.py's verdict, or the reason it stopped."""
-    lines = read(log).splitlines() if os.path.exists(log) else []
+    lines = cat(log).splitlines()
     verdict = ' '.join(line[11:] for line in lines if SUMMARY.match(line))
     if verdict:
         return verdict
@@ -242,18 +211,10 @@ def summary(log: str) -> str:
     return lines[-1] if lines else ''
 
 
-def refused_for_perf_events(log: str) -> bool:
-    """Whether kunit.py named CONFIG_PERF_EVENTS among the options it
-    could not set."""
-    return any(line.startswith('Missing:') and 'CONFIG_PERF_EVENTS' in line
-               for line in read(log).splitlines())
-
-
 def first_missing(log: str) -> str:
-    for line in read(log).splitlines():
-        if line.startswith('Missing:'):
-            return line
-    return ''
+    """kunit.py's "Missing:" line: the options it could not set."""
+    return next((line for line in cat(log).splitlines()
+                 if line.startswith('Missing:')), '')
 
 
 def groups(group: dict) -> Iterator[dict]:
@@ -262,24 +223,23 @@ def groups(group: dict) -> Iterator[dict]:
         yield from groups(sub)
 
 
-def kernelci_results(path: str, suites: Sequence[str]) -> Tuple[List[str], bool]:
-    """Our suites in the JSON of KernelCI's kunit-x86_64: a line each, and
+def kernelci_results(path: str,
+                     suites: Sequence[str]) -> Tuple[List[str], bool]:
+    """Our suites in KernelCI's kunit-x86_64 JSON: a line each, and
     whether none failed."""
     try:
-        with open(path, encoding='utf-8') as f:
-            root = json.load(f)
+        root = json.loads(Path(path).read_text())
     except (OSError, ValueError) as e:
         return [f'KernelCI JSON: {e}'], False
     found = {g['name']: g for g in groups(root)}
     lines, ok = [], True
     for name in suites:
-        group = found.get(name)
-        if group is None:
+        if name not in found:
             lines.append(f'KernelCI JSON: suite {name} not run')
             ok = False
             continue
         # Parameterised cases are groups of their own, below the suite.
-        n = Counter(t['status'] for s in groups(group)
+        n = Counter(t['status'] for s in groups(found[name])
                     for t in s.get('test_cases', []))
         lines.append(f'KernelCI JSON: {name}: {sum(n.values())} cases, '
                      + ', '.join(f'{v} {k}' for k, v in sorted(n.items())))
@@ -287,27 +247,25 @@ def kernelci_results(path: str, suites: Sequence[str]) -> Tuple[List[str], bool]
     return lines, ok
 
 
-def series_runs(tree: str) -> int:
+def series_runs(tree: str, archs: str, kernelci: bool) -> int:
+    """kunit.py in TREE as its users run it; 1 if a run that should pass
+    did not."""
     dirs = os.path.join(lib.cache(), 'kunitpy')
     out = os.path.join(lib.out(), 'kunitpy')
-    if not tree:
-        base = os.environ.get('BASE') or lib.default_base()
-        tree = os.path.join(lib.cache(), 'series', base, 'tree')
     if not os.access(os.path.join(tree, KUNIT_PY), os.X_OK):
-        shell.die(f'no kernel tree with kunit.py at {tree} '
-                  '(PYTHONPATH=scripts python3 -m perf_aux series --check)')
+        lib.die(f'no kernel tree with kunit.py at {tree} '
+                '(PYTHONPATH=scripts python3 -m perf_aux series --check)')
     # kunit.py makes its build directory with os.mkdir(): the parent first.
     os.makedirs(out, exist_ok=True)
     os.makedirs(dirs, exist_ok=True)
     fail = False
     for kc, suite in SERIES_SUITES:
-        for arch in (os.environ.get('KUNITPY_ARCHS')
-                     or ' '.join(KUNITPY_CROSS)).split():
+        for arch in (archs or ' '.join(KUNITPY_CROSS)).split():
             log = f'{out}/{arch}-{suite}.log'
             cross = KUNITPY_CROSS[arch]
             # UML as a maintainer gets it: kunit.py's default.
             archarg = [] if arch == 'um' else [f'--arch={arch}']
-            rc = lib.kunit_py(f'{dirs}/{arch}-{suite}', log,
+            rc = kunit_py(f'{dirs}/{arch}-{suite}', log,
                           ['run', f'--kunitconfig={kc}', *archarg,
                            *([f'--cross_compile={cross}'] if cross else [])],
                           tree, cross)
@@ -316,32 +274,29 @@ def series_runs(tree: str) -> int:
                 missing = first_missing(log)
                 print(f'kunit.py run (UML) --kunitconfig={kc}: rc={rc}: UML '
                       f'has no perf events: kunit.py: {missing}')
-                fail |= not refused_for_perf_events(log)
+                fail |= 'CONFIG_PERF_EVENTS' not in missing
             else:
                 print(f"kunit.py run {archarg[0] if archarg else '(UML)'} "
                       f'--kunitconfig={kc}: rc={rc}: {summary(log)}')
                 fail |= rc != 0
-
-    # UML with every test option of the series it can have, built: the
-    # kernel test robot's allmodconfig and randconfig builds of UML reach
-    # them.  Those that need perf events cannot be set there; kunit.py
-    # names them.
-    rc = lib.kunit_py(f'{dirs}/um-all', f'{out}/um-all-options.log',
-                  ['build', '--kunitconfig=mm/tests/vmap_granule_kunit.kunitconfig',
+    # UML with every test option of the series it can have, built (the
+    # kernel test robot's UML builds reach them).
+    rc = kunit_py(f'{dirs}/um-all', f'{out}/um-all-options.log',
+                  ['build', '--kunitconfig=mm/tests/vmap_granule_kunit.'
+                   'kunitconfig',
                    '--kconfig_add=CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT=y',
                    '--kconfig_add=CONFIG_TEST_VMALLOC=y'], tree)
     print(f'kunit.py build (UML) with every test option UML has: rc={rc}')
     fail |= rc != 0
-    if (os.environ.get('KUNITPY_KERNELCI') or '1') != '1':
+    if not kernelci:
         return int(fail)
-
     # KernelCI's kunit-x86_64: its three steps, its JSON.
     log = f'{out}/kernelci-x86_64.log'
     rc = 0
     for step, step_log, extra in (
             ('config', f'{log}.config', []), ('build', f'{log}.build', []),
             ('exec', log, [f'--json={out}/kernelci-x86_64.json'])):
-        rc = lib.kunit_py(f'{dirs}/x86_64-all', step_log,
+        rc = kunit_py(f'{dirs}/x86_64-all', step_log,
                       [step, '--arch=x86_64', *extra], tree)
         if rc:
             break
@@ -354,13 +309,20 @@ def series_runs(tree: str) -> int:
     return int(fail or not ok)
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if args and args[0] == '--series':
-        return shell.entry(lambda: series_runs(args[1] if len(args) > 1
-                                               else ''))
-    if len(args) < 4:
-        print(USAGE, file=sys.stderr)
+def main(argv: List[str]) -> int:
+    """kunit NAME TARGET VARIANT LOG [KERNEL_ARG...], or kunit --series
+    [TREE]; BASE and the check's id from the environment."""
+    env = os.environ
+    base = env.get('BASE') or lib.default_base()
+    if argv[:1] == ['--series']:
+        tree = argv[1] if len(argv) > 1 else \
+            os.path.join(lib.cache(), 'series', base, 'tree')
+        return series_runs(tree, env.get('KUNITPY_ARCHS', ''),
+                           (env.get('KUNITPY_KERNELCI') or '1') == '1')
+    if len(argv) < 4:
+        print('usage: python3 -m perf_aux kunit NAME TARGET VARIANT LOG '
+              '[KERNEL_ARG...]', file=sys.stderr)
         return 2
-    return shell.entry(lambda: kunit(args[0], args[1], args[2], args[3],
-                                     args[4:]))
+    r = Run(argv[0], base, lib.check_target(argv[1]),
+            lib.check('VARIANT', argv[2], lib.VARIANTS), tuple(argv[4:]))
+    return kunit(r, argv[3], env.get('PERF_AUX_CHECK_ID', ''))

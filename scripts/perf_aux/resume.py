@@ -1,29 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make check-full RESUME=1 (and make check RESUME=1): a tier stopped
-part of the way goes on where it stopped.
-
-When a stage ends on a base (perf_aux.check's run_stage), its record is
-written to out/state/<tier>/<stage>-<base>.json: whether it passed (no
-failed check, exit 0), its check lines, its title and a hash of its
-inputs.  A stage killed midway leaves no new record.  With RESUME=1 a
-stage whose record passed with the hash of its inputs now is not run: its
-lines are printed and counted again.  Without RESUME every stage runs and
-its record is written anew.
-
-The inputs: the clone's files (tracked, or untracked and not ignored)
-the stage's row names, all but the user documentation by default, which
-hold the suite, the kernel trees' patches and overlay, the configuration
-fragments and the stages' own code; the Debian source each base's trees
-are made from (its version, as unpacked in the cache); the catalogue in
-PERF_AUX_MUTANTS and the series in SERIES, file by file; the selectors
-below; the tier, the stage, the base and whether the peers run by default.
-"""
+"""make check[-full] RESUME=1: a stage's record in
+out/state/<tier>/<stage>-<base>.json (passed, its check lines, a hash of
+its inputs); a stage whose record passed with the same inputs is replayed.
+The inputs: the clone's files its row names, the bases' Debian sources,
+PERF_AUX_MUTANTS and SERIES file by file, the SELECTORS, and the tier,
+stage, base and whether the peers run by default."""
 
 import hashlib
 import json
 import os
 import re
-import subprocess
 import time
 from typing import Dict, List, Sequence
 
@@ -36,9 +22,9 @@ SELECTORS = ('KERNEL_ARGS', 'KERNEL_SRC', 'SERIES', 'PERF_AUX_PEERS',
              'MODULE_MUTANT_TESTS', 'KSELFTEST_TARGETS')
 
 
-def wanted() -> bool:
+def wanted(environ: Dict[str, str]) -> bool:
     """RESUME=1."""
-    return os.environ.get('RESUME', '') not in ('', '0')
+    return environ.get('RESUME', '') not in ('', '0')
 
 
 def path(out: str, tier: str, stage: str, base: str) -> str:
@@ -46,17 +32,15 @@ def path(out: str, tier: str, stage: str, base: str) -> str:
 
 
 def clone_files(root: str, pathspecs: Sequence[str]) -> List[str]:
-    """The files of the clone at ROOT that PATHSPECS select (none: all),
-    tracked or untracked and not ignored, relative to ROOT; outside git,
-    every file but the runs' and Python's."""
-    listed = subprocess.run(
-        ['git', '-C', root, 'ls-files', '-z', '--cached', '--others',
-         '--exclude-standard', '--', *pathspecs],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
+    """The files of the clone that PATHSPECS select, tracked or untracked
+    and not ignored; outside git, all but the runs' and Python's."""
+    listed = lib.run(['git', '-C', root, 'ls-files', '-z', '--cached',
+                      '--others', '--exclude-standard', '--', *pathspecs],
+                     stdout=lib.PIPE, stderr=lib.DEVNULL)
     if listed.returncode:
         return [f for f in (os.path.relpath(p, root) for p in below(root))
                 if not re.match(r'(out|\.git)/|(.*/)?__pycache__/', f)]
-    return sorted(set(os.fsdecode(listed.stdout).split('\0')) - {''})
+    return sorted(set(listed.stdout.split('\0')) - {''})
 
 
 def below(top: str) -> List[str]:
@@ -80,8 +64,7 @@ def content(file: str) -> bytes:
 
 def inputs(root: str, cache: str, pathspecs: Sequence[str],
            environ: Dict[str, str], key: str) -> str:
-    """The hash of a stage's inputs (the module's docstring); KEY names
-    the tier, the stage and the base."""
+    """The hash of a stage's inputs; KEY names the tier, stage and base."""
     files = [(f, os.path.join(root, f)) for f in clone_files(root, pathspecs)]
     for name in ('PERF_AUX_MUTANTS', 'SERIES'):
         files += [(f, f) for f in below(environ.get(name, ''))]

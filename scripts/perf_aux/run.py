@@ -1,92 +1,192 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The main job, make run (python3 -m perf_aux run).
-
-For one KERNEL and TARGET: install what is missing, prepare the kernel
-tree, build it once, run the KUnit suites at boot and the perf_aux
-kselftests from an initramfs under QEMU, then write
-out/results/<kernel>-<base>-<target>[-<variant>]/<suite>.ktap and
-out/report.md.
-
-Environment: BASE (7.3), TARGET (arm64-4k), KERNEL (reference), VARIANT
-(default), KERNEL_SRC (a tree of your own instead of Debian's),
-KERNEL_ARGS (extra boot parameters), SERIES (the reference kernel is BASE
-with that series, an mbox or a directory of patches, git am'd).
-Exit: 0 when nothing failed and no console holds a kernel report.
-"""
+"""make run: one kernel of a base built, KUnit booted, the kselftests
+booted, their results in out/results/<run>/ (with run.json) and
+out/report.md; exit 0 when nothing failed and no console holds a kernel
+report.  make repeat: the flake hunt on that kernel.  make soak:
+soak_test alone for DURATION seconds (at most soak_test's
+SOAK_MAX_SECONDS) on the sanitize kernel; SOAK_SUMMARY_ONLY=1: the last
+soak's lines.  make evidence: the run beside the stock run, as a cover
+letter quotes it."""
 
 import os
+import re
 import shutil
-from typing import List, Optional
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
 
-from . import lib, shell
-from .files import cat
-from .shell import stage, tool
+from perf_aux_results import verdicts
+
+from . import kselftest, kunit, lib, tree
+from .lib import DEVNULL, Run, status
+from .shell import stage
+
+
+def expectation(res: str, suite: str, failure: Optional[bool] = False,
+                min_passed: int = 0, min_skipped: int = 0,
+                skip_reason: Optional[str] = None,
+                allow: Sequence[str] = ()) -> Tuple[bool, str]:
+    """Whether SUITE of the run RES is as expected, and the line saying so
+    (FAILURE None: either way)."""
+    try:
+        return verdicts.expect(res, suite, verdicts.Expectation(
+            failure, min_passed, min_skipped, skip_reason, list(allow)))
+    except Exception as e:  # noqa: BLE001 (a crash is a verdict too)
+        return False, f'{suite}: {e!r}'
 
 
 def results(*args: str) -> int:
-    return tool(lib.perf_aux('results', *args))
+    return status(lib.perf_aux('results', *args))
 
 
-def job() -> int:
-    env = os.environ
-    target, kernel, variant, kargs = lib.selection()
-    if env.get('SERIES') and env.get('KERNEL_SRC'):
-        lib.die('SERIES and KERNEL_SRC: one or the other')
-    if not env.get('KERNEL_SRC'):
-        lib.check_kernel(kernel)
-        env['BASE'] = env.get('BASE') or lib.default_base()
-        lib.check_base(env['BASE'])
-    name = lib.kernel_name(kernel)
-    base = lib.run_base()
-    run = lib.result_name(name, base, target, variant)
-    res = f'{lib.out()}/results/{run}'
-    logs = f'{lib.out()}/logs'
-    shutil.rmtree(res, ignore_errors=True)
-    os.makedirs(res)
-    os.makedirs(logs, exist_ok=True)
-
-    rc = stage('install packages', tool,
-               lib.perf_aux('deps', target,
-                            *([] if env.get('KERNEL_SRC') else
-                              [f'base-{base}'])))
+def job(r: Run, check: str = '') -> int:
+    """The run R, from its packages to its report."""
+    shutil.rmtree(r.results, ignore_errors=True)
+    os.makedirs(r.results)
+    os.makedirs(f'{lib.out()}/logs', exist_ok=True)
+    r.save()
+    rc = stage('install packages', status, lib.perf_aux(
+        'deps', r.target, *([] if r.src else [f'base-{r.base}'])))
     if rc:
         return rc
-    rc = stage(f'kernel tree {lib.tree_name(name, base)}', tool,
-               lib.perf_aux('kernel-tree', name))
+    rc = stage(f'kernel tree {lib.tree_name(r.kernel, r.base)}',
+               tree.kernel_tree, r)
     if rc:
         return rc
-    tree = lib.tree_dir(name)
     # What the run took the kernel to be, for the report.
-    source = f"source: {cat(f'{tree}/.perf_aux-source')}"
+    source = 'source: ' + Path(r.tree, '.perf_aux-source').read_text(
+        errors='surrogateescape').rstrip('\n')
     print(source, flush=True)
-    with open(f'{res}/source.txt', 'w', encoding='utf-8') as f:
-        f.write(source + '\n')
-    rc = tool(lib.perf_aux('kunit', name, target, variant,
-                           f'{logs}/{run}-kunit.log', *kargs))
-    if rc > 1:
-        lib.die(f'kernel build failed, see {logs}/{run}-kunit.log.build')
-    rc = results('kunit', f'{logs}/{run}-kunit.log', res)
+    Path(r.results, 'source.txt').write_text(source + '\n')
+    if kunit.kunit(r, r.log('kunit'), check) > 1:
+        lib.die(f"kernel build failed, see {r.log('kunit')}.build")
+    rc = results('kunit', r.log('kunit'), r.results) or \
+        kselftest.kselftest(r, r.log('kselftest')) or \
+        results('kselftest', r.log('kselftest'), r.results)
     if rc:
         return rc
-    rc = tool(lib.perf_aux('kselftest', name, target, variant,
-                           f'{logs}/{run}-kselftest.log', *kargs))
-    if rc:
-        return rc
-    rc = results('kselftest', f'{logs}/{run}-kselftest.log', res)
-    if rc:
-        return rc
-    # A report outside every test's window (an initcall's, one between
-    # programs, an oops that ends the boot early) fails the run too.
-    reports = lib.run_reports(run)
+    # A report outside every test's window fails the run too.
+    reports = lib.run_reports(r.name)
     for line in reports[:20]:
         print(line)
     if reports:
-        print(f'{run}: {len(reports)} kernel reports on its consoles',
+        print(f'{r.name}: {len(reports)} kernel reports on its consoles',
               flush=True)
-    return results('summary', res, '--report',
+    return results('summary', r.results, '--report',
                    f'{lib.out()}/report.md') or int(bool(reports))
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: List[str]) -> int:
     del argv
-    return shell.entry(job)
+    return job(lib.env_run())
+
+
+ROUND = re.compile(rb'^PERF_AUX: round ([0-9]+)')
+
+
+def split_rounds(log: str, directory: str) -> None:
+    """The one-boot log cut at its "PERF_AUX: round N" lines, a file a
+    round, "\\r\\n" made "\\n"."""
+    out = None
+    data = Path(log).read_bytes()
+    for line in (data[:-1] if data.endswith(b'\n') else data).split(b'\n'):
+        line = line[:-1] if line.endswith(b'\r') else line
+        m = ROUND.match(line)
+        if m:
+            if out:
+                out.close()
+            out = open(f'{directory}/round{m.group(1).decode()}.log', 'wb')
+        if out:
+            out.write(line + b'\n')
+    if out:
+        out.close()
+
+
+def quietly(verb: str, r: Run, log: str, *args: str) -> None:
+    """perf_aux VERB of R, its lines nowhere: the results say it all."""
+    status(lib.perf_aux(verb, r.kernel, r.target, r.variant, log, *r.kargs,
+                        *args), stdout=DEVNULL, env=r.env())
+
+
+def repeat(r: Run, rounds: int) -> int:
+    d = f'{lib.out()}/repeat/{r.name}'
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(f'{d}/logs')
+    quietly('kselftest', r, f'{d}/logs/one-boot.log',
+            f'perf_aux.repeat={rounds}')
+    split_rounds(f'{d}/logs/one-boot.log', f'{d}/logs')
+    for i in range(1, rounds + 1):
+        results('kselftest', f'{d}/logs/round{i}.log', f'{d}/one-boot/{i}')
+    for i in range(1, rounds + 1):
+        quietly('kunit', r, f'{d}/logs/kunit{i}.log')
+        results('kunit', f'{d}/logs/kunit{i}.log', f'{d}/fresh/{i}')
+        quietly('kselftest', r, f'{d}/logs/kselftest{i}.log')
+        results('kselftest', f'{d}/logs/kselftest{i}.log', f'{d}/fresh/{i}')
+    # Every console whole: an oops that ends a boot early leaves fewer rounds.
+    reports = lib.console_reports(*lib.collated(
+        str(p) for p in Path(d, 'logs').glob('*.log')))
+    for line in reports[:20]:
+        print(line)
+    print(f'kernel reports on the consoles: {len(reports)}', flush=True)
+    rc = int(bool(reports))
+    for what, sub in (('one boot:', 'one-boot'), ('fresh boots:', 'fresh')):
+        print(what, flush=True)
+        runs = lib.collated(str(p) for p in Path(d, sub).glob('*')) or \
+            [f'{d}/{sub}/*']
+        rc |= results('flakes', *runs) != 0
+    return rc
+
+
+def repeat_main(argv: List[str]) -> int:
+    """repeat [ROUNDS], the run's selectors from make's."""
+    return repeat(lib.env_run(), int(argv[0]) if argv and argv[0] else 5)
+
+
+def evidence_main(argv: List[str]) -> int:
+    """The run beside the stock run: out/evidence-<run>.txt, shown."""
+    del argv
+    r = lib.env_run()
+    stock = lib.result_name('stock', r.base, r.target, r.variant)
+    out = f'{lib.out()}/evidence-{r.name}.txt'
+    rc = status(lib.perf_aux('results', 'evidence', '--out', out, r.results,
+                             f'{lib.out()}/results/{stock}'))
+    if rc == 0:
+        lib.show(Path(out).read_bytes())
+    return rc
+
+
+def soak(env) -> int:
+    """make soak, its selectors in ENV."""
+    duration = env.get('DURATION') or '600'
+    source = Path(lib.ROOT, 'tools/testing/selftests/perf_aux/soak_test.c')
+    m = re.search(r'^#define SOAK_MAX_SECONDS ([0-9]*)$',
+                  source.read_text(), re.M)
+    most = m.group(1) if m else ''
+    if not duration.isdigit() or int(duration) > int(most or 0):
+        lib.die(f"DURATION={duration}: one soak is at most "
+                f"{most or '?'} s (soak_test's harness timeout)")
+    r = lib.env_run(env, target='arm64-4k', variant='soak')
+    if env.get('SOAK_SUMMARY_ONLY', '0') != '1':
+        rc = job(r)
+        # A run failed by its kernel reports still gets its soak lines.
+        if rc and not lib.run_reports(r.name):
+            return rc
+    log = r.log('kselftest')
+    if not os.path.isfile(log):
+        lib.die(f'no soak log {log}')
+    for line in Path(log).read_text(errors='surrogateescape').split('\n'):
+        m = re.match(r'^#.*:(soak: .*)', line)
+        if m:
+            print(m.group(1))
+    reports = lib.run_reports(r.name)
+    print(f'soak: {len(reports)} kernel reports', flush=True)
+    if reports:
+        print('\n'.join(reports[:20]), flush=True)
+        return 1
+    ok, line = expectation(r.results, 'perf_aux.soak_test', min_passed=1)
+    print(line)
+    return 0 if ok else 1
+
+
+def soak_main(argv: List[str]) -> int:
+    del argv
+    return soak(os.environ)

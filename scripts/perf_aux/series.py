@@ -1,85 +1,51 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make series (python3 -m perf_aux series).
+"""make series: the suite as the patch series it would be posted as,
+against the pristine source of BASE, one commit per line of
+scripts/series/parts (the base's hook-up of that part and the files it
+adds), a cover letter per "[group]", into out/series/<base>/.
 
-The suite as the patch series it would be posted as, against the pristine
-source of BASE (default: mainline), with a cover letter.  One commit per
-line of scripts/series/parts: the base's hook-up patch of that part and
-the suite's files it adds, with the commit message written there.  The
-patches go to out/series/<base>/.
-
-Usage: python3 -m perf_aux series [--check [--kernel-prefixes]]
-
---check proves what a maintainer would try first, one "ok -"/"not ok -"
-line each: the series has at least SERIES_MIN_PATCHES patches, none adding
-more than SERIES_MAX_ADDED lines; every patch is checkpatch.pl --strict
-clean with the base's own checkpatch; the series git-am's onto the base
-and ends with the project's kselftest files, all of them; applied patch by
-patch to a copy of the whole pristine tree, the kselftests build at every
-patch that changes them (the prefix's own Makefile: a kernel build per
-prefix would cost a cold build each); and that tree holds the same files
-as the staged stock tree, so the stock run's KUnit results are the series'
-own (the KUnit run reuses that build).  The checks end with status 0: the
-lines are the verdict (perf_aux.check's line_checks counts them); a
-status of its own means the run itself broke.
-
---kernel-prefixes (make check-full) also builds the arm64 kernel at every
-patch that changes it, with every test option of the series the tree has
-so far, in one build directory from prefix to prefix.
-
-The arguments are read by position, as the shell script read them:
---kernel-prefixes counts only after --check; anything else is ignored.
-
-A part's hook-up is "-" where it has none.  The kselftests come in parts
-(the helpers, then a program or two each): the perf_aux Makefile of each
-commit is the project's without the lines that name a program, source or
-header not yet added, so each patch adds its own lines.
-
-PERF_AUX_AUTHOR: "Name <mail>" of the commits, else git's user.name and
-user.email, else a placeholder.  Dates come from the project's HEAD, so the
-same commit gives the same series.
-
-The bases, the paths, patched_files, base_repo, kunit_py, ... are
-perf_aux.lib's.
-"""
+--check proves what a maintainer tries first, an "ok -"/"not ok -" line
+each (docs/series.md): the series' size, checkpatch --strict, git am onto
+the base (each group alone too), the kselftests built at every patch that
+changes them, the same kernel files as the staged stock tree.
+--kernel-prefixes also builds the arm64 kernel at every patch that
+changes it.  PERF_AUX_AUTHOR: the commits' "Name <mail>"; their dates
+are the project HEAD's, so the same commit gives the same series."""
 
 import email.utils
 import glob
 import os
 import re
 import shutil
-import subprocess
-import sys
 import time
-from dataclasses import dataclass
-from typing import List, NamedTuple, Optional, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, NamedTuple, Optional, Sequence
 
-from . import lib, shell
-from .files import (collated, cp, head, read, records, relative, same_file,
-                    tail, text_lines, write)
-from .shell import git_in, tool, tool_output
+from . import kunit, lib
+from .lib import DEVNULL, PIPE, STDOUT, collated, die, run, text
 
 KSFT = 'tools/testing/selftests/perf_aux'
 SERIES_MIN_PATCHES = 9
 SERIES_MAX_ADDED = 1000
 CROSS = 'aarch64-linux-gnu-'
-# The series' test options (not VMAP_GRANULE_KUNIT_TEST_STRICT: the plain
-# base does not carry large vmap).
+# The series' test options (the plain base has no large vmap to be strict).
 SERIES_OPTIONS = ('PERF_AUX_ALLOC_KUNIT_TEST', 'VMAP_GRANULE_KUNIT_TEST',
                   'TEST_VMALLOC', 'TEST_AUX_PMU')
-# The programs (*_test), sources and headers a kselftest Makefile line
-# names (grep -oE of the shell version, ASCII classes).
+# The programs, sources and headers a kselftest Makefile line names.
 MAKEFILE_NAME = re.compile(r'[A-Za-z0-9_]+(?:_test|\.[ch])\b', re.ASCII)
 TRAILER = re.compile(r'^[A-Za-z-]*: ')
 INSERTIONS = re.compile(r'[0-9]* insertions?\(\+\)')
 WARNING = re.compile(r'warning:|error:', re.IGNORECASE)
 UAPI = re.compile(r'^diff --git a/(arch/[^/]*/)?include/uapi/', re.M)
 RAN = re.compile(r'Ran [0-9]* tests.*')
+# The options of the machine-wide programs (in no series) follow this.
+EXTENDED_CONFIG = '# The machine-wide programs:'
 
 
 class Part(NamedTuple):
-    """A line of scripts/series/parts: the commit message's file, the
-    hook-up ("0001", a base's patch by path, or "-"), the suite's paths
-    the commit adds and the series it is in (its "[name]" line's)."""
+    """A line of scripts/series/parts: the message's file, the hook-up
+    ("0001", a base's patch by path, or "-"), the paths, the group."""
     message: str
     hook: str
     paths: List[str]
@@ -87,9 +53,7 @@ class Part(NamedTuple):
 
 
 class Group(NamedTuple):
-    """A "[name] cover [needs...]" line of scripts/series/parts: a series
-    of its own, with its cover letter's file and the groups it applies on
-    top of."""
+    """A "[name] cover [needs...]" line: a series of its own."""
     name: str
     cover: str
     needs: List[str] = []
@@ -97,32 +61,38 @@ class Group(NamedTuple):
 
 @dataclass
 class Series:
-    """Where a run of make series reads and writes, and what it knows of
-    the base (perf_aux.lib's paths, BASE's version and Debian package)."""
+    """Where make series reads and writes, and what it knows of the base;
+    ENV: the commits' identity and date, for every git it runs."""
     root: str
     base: str
     src: str
     work: str
     out: str
-    hookup: str
     patches_dir: str
-    cache: str
     version: str = ''
     debian: str = ''
     kernel_prefixes: bool = False
+    env: Dict[str, str] = field(default_factory=dict)
+
+    @property
+    def hookup(self) -> str:
+        return f'{self.patches_dir}/hookup'
+
+    @property
+    def parts(self) -> str:
+        """scripts/series/parts."""
+        return read(f'{self.root}/scripts/series/parts')
+
+    def git(self, repo: str, *args: str, **kw):
+        return run(['git', '-C', repo, '-c', 'core.autocrlf=false',
+                    '-c', 'commit.gpgsign=false', *args], env=self.env, **kw)
 
 
-# What the checks print.
-
-def say(text: str) -> None:
-    """Text of a tool's, as it printed it (head of a log and the like)."""
-    sys.stdout.write(text)
-    sys.stdout.flush()
+def read(path: str) -> str:
+    return Path(path).read_text(errors='surrogateescape')
 
 
 def check_line(rc: int, what: str) -> str:
-    """A check line, as perf_aux.check's line_checks counts it: "ok - series:
-    WHAT", or "not ok - series: WHAT" for a status RC other than 0."""
     return f"{'ok' if rc == 0 else 'not ok'} - series: {what}"
 
 
@@ -130,72 +100,59 @@ def result(rc: int, what: str) -> None:
     print(check_line(rc, what))
 
 
-# The parts.
+def say_head(text: str, n: int) -> None:
+    """The first N lines of TEXT, as they are."""
+    lib.show(''.join(text.splitlines(True)[:n]).encode(
+        'utf-8', 'surrogateescape'))
+
 
 def parse_lines(text: str) -> List[List[str]]:
-    """The lines of scripts/series/parts' TEXT as words, comments and
-    empty lines dropped."""
     return [re.split(r'[ \t]+', line.strip(' \t'))
-            for line in records(text)
+            for line in text.splitlines()
             if line.strip(' \t') and not line.startswith('#')]
 
 
 def parse_parts(text: str) -> List[Part]:
     """The parts of scripts/series/parts' TEXT, each with its group."""
-    parts = []
-    group = ''
+    parts, group = [], ''
     for words in parse_lines(text):
         if words[0].startswith('['):
             group = words[0].strip('[]')
-            continue
-        parts.append(Part(words[0], words[1] if len(words) > 1 else '',
-                          words[2:], group))
+        else:
+            parts.append(Part(words[0], words[1] if len(words) > 1 else '',
+                              words[2:], group))
     return parts
 
 
 def parse_groups(text: str) -> List[Group]:
-    """The series of scripts/series/parts' TEXT, in order."""
     return [Group(words[0].strip('[]'), words[1] if len(words) > 1 else '',
                   words[2:])
             for words in parse_lines(text) if words[0].startswith('[')]
 
 
-def parts_text(s: Series) -> str:
-    return read(os.path.join(s.root, 'scripts/series/parts'))
-
-
-def parts(s: Series) -> List[Part]:
-    return parse_parts(parts_text(s))
-
-
 def part_patches(s: Series, hook: str) -> List[str]:
-    """The patch of a part: a hook-up by number (0001), or a patch of the
-    base's by its path (reference/0004: a fix the series carries first, on
-    its own)."""
+    """A hook-up by number (0001), or a base's patch by path (a fix)."""
     where = s.patches_dir if '/' in hook else s.hookup
-    return collated(glob.glob(glob.escape(os.path.join(where, hook)) +
-                              '-*.patch'))
+    return collated(glob.glob(glob.escape(f'{where}/{hook}') + '-*.patch'))
 
 
 def fix_patches(s: Series) -> List[str]:
-    """The parts' patches that are not hook-ups: the fixes."""
-    return [p for part in parts(s) if '/' in part.hook
+    return [p for part in parse_parts(s.parts) if '/' in part.hook
             for p in part_patches(s, part.hook)]
 
 
 def part_files(s: Series, paths: Sequence[str]) -> List[str]:
-    """The files of the project under PATHS as git knows them (untracked
-    ones too, ignored ones not): build output never reaches the series."""
-    proc = tool_output(['git', 'ls-files', '--cached', '--others',
-                        '--exclude-standard', '--', *paths], cwd=s.root)
-    return collated(records(proc.stdout))
+    """The project's files under PATHS as git knows them (no build
+    output)."""
+    return collated(text(['git', 'ls-files', '--cached', '--others',
+                                '--exclude-standard', '--', *paths],
+                               cwd=s.root).splitlines())
 
 
-def author(root: str) -> str:
-    """The commits' "Name <mail>"."""
-    if os.environ.get('PERF_AUX_AUTHOR'):
-        return os.environ['PERF_AUX_AUTHOR']
-    name, mail = (shell.text(['git', '-C', root, 'config', key])
+def author(root: str, env) -> str:
+    if env.get('PERF_AUX_AUTHOR'):
+        return env['PERF_AUX_AUTHOR']
+    name, mail = (text(['git', '-C', root, 'config', key])
                   for key in ('user.name', 'user.email'))
     if name and mail:
         return f'{name} <{mail}>'
@@ -203,27 +160,22 @@ def author(root: str) -> str:
 
 
 def split_author(who: str) -> List[str]:
-    """WHO's name and mail: ${who% <*} and ${who##*<} less its ">"."""
+    """WHO's name and mail."""
     name = who[:who.rindex(' <')] if ' <' in who else who
     mail = who[who.rindex('<') + 1:] if '<' in who else who
     return [name, mail[:-1] if mail.endswith('>') else mail]
 
 
 def commit_message(message: str, who: str) -> str:
-    """A part's commit message, signed off.  One ending in a trailer
-    (Fixes:) gets the sign-off in the same block."""
-    last = records(message)[-1] if records(message) else ''
+    """A part's message signed off (in the trailer block if it ends in one)."""
+    last = message.splitlines()[-1] if message else ''
     blank = '' if TRAILER.match(last) else '\n'
     return f'{message}{blank}Signed-off-by: {who}\n'
 
 
-# MAINTAINERS.
-
 def maintainers_line(pattern: str, path: str, root: str) -> Optional[str]:
-    """The F: line (less "F:\\t") a section's PATTERN gives PATH, if any.
-    A directory added a part at a time (the kselftests): each file's own
-    line, a .c and its .h as one, so that every patch says who maintains
-    what it adds."""
+    """The F: line a section's PATTERN gives PATH: a file of a directory
+    added a part at a time its own (a .c and its .h as one)."""
     line = pattern
     if (pattern.endswith('/') and path.startswith(pattern) and
             pattern != path + '/'):
@@ -238,20 +190,16 @@ def maintainers_line(pattern: str, path: str, root: str) -> Optional[str]:
 
 
 def insert_f_line(maintainers: bytes, section: str, line: str) -> bytes:
-    """MAINTAINERS with "F:\\tLINE" in SECTION, among its F: lines in byte
-    order (the awk of the shell version, LC_ALL=C)."""
+    """MAINTAINERS with "F:<tab>LINE" in SECTION, in byte order."""
     sec = section.encode('utf-8', 'surrogateescape')
     f = b'F:\t' + line.encode('utf-8', 'surrogateescape')
     out = []
     in_sec = done = False
-    data = maintainers[:-1] if maintainers.endswith(b'\n') else maintainers
-    for rec in data.split(b'\n') if data else []:
+    for rec in maintainers.splitlines():
         if rec == sec:
             in_sec = True
-        if in_sec and not done and rec.startswith(b'F:') and rec > f:
-            out.append(f)
-            done = True
-        if in_sec and not done and rec == b'':
+        if in_sec and not done and (rec == b'' or
+                                    (rec.startswith(b'F:') and rec > f)):
             out.append(f)
             done = True
         if rec == b'':
@@ -260,58 +208,34 @@ def insert_f_line(maintainers: bytes, section: str, line: str) -> bytes:
     return b''.join(rec + b'\n' for rec in out)
 
 
-def maintainers_sections(s: Series) -> List[List[str]]:
-    """scripts/series/maintainers: [path pattern, section] a line, as
-    "IFS=<tab> read -r pattern section" splits it."""
-    rows = []
-    name = os.path.join(s.root, 'scripts/series/maintainers')
-    for line in records(read(name)):
-        if line.startswith('#'):
-            continue
-        pattern, _, section = line.strip('\t').partition('\t')
-        rows.append([pattern, section.lstrip('\t')])
-    return rows
-
-
 def maintainers_add(s: Series, repo: str, paths: Sequence[str]) -> None:
-    """The F: lines scripts/series/maintainers gives for PATHS (a file, or
-    a directory with its trailing slash), each in its section."""
-    name = os.path.join(repo, 'MAINTAINERS')
+    """The F: lines scripts/series/maintainers gives for PATHS."""
+    name = Path(repo, 'MAINTAINERS')
+    rows = [line.strip('\t').partition('\t') for line in
+            read(f'{s.root}/scripts/series/maintainers').splitlines()
+            if not line.startswith('#')]
     for path in paths:
-        for pattern, section in maintainers_sections(s):
+        for pattern, _, section in rows:
             line = maintainers_line(pattern, path, s.root)
             if line is None:
                 continue
-            with open(name, 'rb') as f:
-                text = f.read()
-            f_line = b'F:\t' + line.encode('utf-8', 'surrogateescape')
-            if f_line in records_bytes(text):
+            data = name.read_bytes()
+            if b'F:\t' + line.encode('utf-8', 'surrogateescape') in \
+                    data.splitlines():
                 continue
-            with open(name + '.new', 'wb') as f:
-                f.write(insert_f_line(text, section, line))
-            os.replace(name + '.new', name)
+            name.write_bytes(insert_f_line(data, section.lstrip('\t'), line))
 
-
-def records_bytes(data: bytes) -> List[bytes]:
-    if data.endswith(b'\n'):
-        data = data[:-1]
-    return data.split(b'\n') if data else []
-
-
-# The kselftests' Makefile.
 
 def makefile_names(line: str) -> List[str]:
-    """The files a kselftest Makefile LINE names: a program (*_test) by
-    its source."""
+    """The files a kselftest Makefile LINE names (a program by its .c)."""
     return [tok + '.c' if tok.endswith('_test') else tok
             for tok in MAKEFILE_NAME.findall(line)]
 
 
 def filter_makefile(makefile: str, present) -> str:
-    """The project's kselftest MAKEFILE less each line (not a comment)
-    naming a file that present(name) says is not there yet; no blank line
-    left at the end."""
-    kept = [line for line in text_lines(makefile)
+    """The project's kselftest MAKEFILE less each line naming a file not
+    present(name) yet; no blank line at the end."""
+    kept = [line for line in makefile.split('\n')[:-1]
             if line.startswith('#') or all(present(name)
                                            for name in makefile_names(line))]
     while kept and kept[-1] == '':
@@ -319,59 +243,44 @@ def filter_makefile(makefile: str, present) -> str:
     return ''.join(line + '\n' for line in kept)
 
 
-# The project's kselftest config: the options of the machine-wide programs
-# (the extended suite, in no series) follow this comment.
-EXTENDED_CONFIG = '# The machine-wide programs:'
-
-
 def filter_config(config: str) -> str:
     """The kselftest CONFIG less the extended suite's options."""
     return config.split(EXTENDED_CONFIG, 1)[0]
 
 
-def ksft_makefile(s: Series, repo: str) -> None:
-    """The kselftests' Makefile and config of REPO as the files there so
-    far have them."""
+def ksft_files(s: Series, repo: str) -> None:
+    """REPO's kselftest Makefile and config as the files so far have them."""
     here = os.path.join(repo, KSFT)
     if not os.path.isdir(here):
         return
-    write(os.path.join(here, 'Makefile'),
-          filter_makefile(read(os.path.join(s.root, KSFT, 'Makefile')),
-                          lambda f: os.path.exists(os.path.join(here, f))))
+    Path(here, 'Makefile').write_text(filter_makefile(
+        read(f'{s.root}/{KSFT}/Makefile'),
+        lambda f: os.path.exists(os.path.join(here, f))),
+        errors='surrogateescape')
     if os.path.exists(os.path.join(here, 'config')):
-        write(os.path.join(here, 'config'),
-              filter_config(read(os.path.join(s.root, KSFT, 'config'))))
+        Path(here, 'config').write_text(filter_config(
+            read(f'{s.root}/{KSFT}/config')), errors='surrogateescape')
 
-
-# The series.
 
 def series_base(s: Series, repo: str) -> None:
-    """A git repository of the pristine files the series changes
-    (MAINTAINERS, what the hook-ups change), committed as the base."""
-    hookups = collated(glob.glob(glob.escape(s.hookup) + '/*.patch')) or \
-        [s.hookup + '/*.patch']
+    """A repository of the pristine files the series changes."""
+    hookups = collated(str(p) for p in Path(s.hookup).glob('*.patch'))
     files = lib.patched_files(*hookups, *fix_patches(s))
     lib.base_repo(s.src, repo, f'Linux {s.version} (Debian '
-                  f'linux-source-{s.base} {s.debian})', 'MAINTAINERS', *files)
+                  f'linux-source-{s.base} {s.debian})', 'MAINTAINERS', *files,
+                  env=s.env)
 
 
-def commit_date(root: str) -> str:
-    """The project's HEAD's commit date, else now."""
-    proc = tool_output(['git', '-C', root, 'log', '-1', '--format=%cD'],
-                       stderr=subprocess.DEVNULL)
-    if proc.returncode:
-        return email.utils.formatdate(localtime=True)
-    return proc.stdout.rstrip('\n')
-
-
-def set_identity(who: str, date: str) -> None:
-    """The commits' author and committer, for every git from here on (the
-    base repositories' and git am's too, as the shell version exported
-    them)."""
+def identity(s: Series, who: str) -> None:
+    """The commits' author, committer and date (the project HEAD's)."""
     name, mail = split_author(who)
-    os.environ.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=mail,
-                      GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=mail,
-                      GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    date = run(['git', '-C', s.root, 'log', '-1', '--format=%cD'],
+               stdout=PIPE, stderr=DEVNULL)
+    date = date.stdout.rstrip('\n') if date.returncode == 0 else \
+        email.utils.formatdate(localtime=True)
+    s.env.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=mail,
+                 GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=mail,
+                 GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
 
 
 def add_part(s: Series, repo: str, n: int, part: Part, who: str) -> None:
@@ -379,103 +288,88 @@ def add_part(s: Series, repo: str, n: int, part: Part, who: str) -> None:
     if part.hook != '-':
         patches = part_patches(s, part.hook)
         if not patches and part.hook.startswith('reference/'):
-            # A fix this base does not need (the bug came later).
-            return
+            return  # a fix this base does not need
         if not patches:
-            shell.die(f'series part {n}: no patch {part.hook} in {s.hookup}')
+            die(f'series part {n}: no patch {part.hook} in {s.hookup}')
         if len(patches) > 1:
-            shell.die(f'series part {n}: {len(patches)} patches '
-                      f'{part.hook} in {s.hookup}')
-        if tool(git_in(repo, 'apply', '--index', patches[0])):
-            shell.die(f'series part {n}: hook-up '
-                      f'{os.path.basename(patches[0])} does not apply '
-                      f'to {s.base}')
+            die(f'series part {n}: {len(patches)} patches {part.hook} in '
+                f'{s.hookup}')
+        if s.git(repo, 'apply', '--index', patches[0]).returncode:
+            die(f'series part {n}: hook-up {os.path.basename(patches[0])} '
+                f'does not apply to {s.base}')
     if part.paths:
         for f in part_files(s, part.paths):
             os.makedirs(os.path.join(repo, os.path.dirname(f)), exist_ok=True)
-            cp(os.path.join(s.root, f), os.path.join(repo, f))
+            dst = os.path.join(repo, f)
+            existed = os.path.exists(dst)
+            shutil.copyfile(os.path.join(s.root, f), dst)
+            if not existed:
+                shutil.copymode(os.path.join(s.root, f), dst)
         maintainers_add(s, repo, part.paths)
-        ksft_makefile(s, repo)
-    tool(git_in(repo, 'add', '-A'), check=True)
-    message = commit_message(
-        read(os.path.join(s.root, 'scripts/series', part.message)), who)
-    proc = subprocess.run(git_in(repo, 'commit', '-q', '-F', '-'),
-                          input=message.encode('utf-8', 'surrogateescape'),
-                          check=False)
-    if proc.returncode:
-        raise shell.ShellError('git commit', proc.returncode)
+        ksft_files(s, repo)
+    s.git(repo, 'add', '-A', check=True)
+    message = commit_message(read(f'{s.root}/scripts/series/{part.message}'),
+                             who)
+    s.git(repo, 'commit', '-q', '-F', '-', check=True,
+          input=message.encode('utf-8', 'surrogateescape'))
 
 
-def description(s: Series, group: Group) -> str:
-    """GROUP's cover letter from its branch description: its first
-    paragraph is the subject, the rest the body, with the base named."""
-    made = tool_output(['git', '-C', s.root, 'describe', '--always',
-                        '--dirty'], stderr=subprocess.DEVNULL)
-    made_from = (made.stdout + ('?' if made.returncode else '')).rstrip('\n')
-    return (read(os.path.join(s.root, 'scripts/series', group.cover)) +
-            '\n' +
-            f'Base: Linux {s.version}, Debian linux-source-{s.base} '
-            f'{s.debian}.\n' +
-            f'Made by perf_aux `make series` from {made_from}.\n')
+def group_dir(s: Series, k: int, group: Group) -> str:
+    return os.path.join(s.out, f'{k}-{group.name}')
 
 
-def insertions(patch: str) -> str:
-    """The "N insertions(+)" of PATCH's diffstat, "-" without one."""
-    for line in records(read(patch)):
-        found = INSERTIONS.findall(line)
-        if found:
-            return '\n'.join(found)
-    return '-'
+def group_mails(out: str) -> List[str]:
+    """The patches in OUT, without the cover letter."""
+    return [p for p in collated(str(p) for p in Path(out).glob('0*.patch'))
+            if not p.endswith('/0000-cover-letter.patch')]
 
 
-def make_series(s: Series) -> None:
-    """The series' repository (WORK/repo: the base, then a commit a part,
-    a branch at the end of each group, which make fixes reads too) and
-    each group's mails in OUT/<n>-<group>, listed with the lines each
-    adds."""
+def make_series(s: Series, who: str) -> None:
+    """WORK/repo (the base, a commit a part, a branch a group, which make
+    fixes reads too) and each group's mails in OUT/<n>-<group>."""
     repo = os.path.join(s.work, 'repo')
-    who = author(s.root)
-    set_identity(who, commit_date(s.root))
     series_base(s, repo)
-    all_parts = parts(s)
+    parts = parse_parts(s.parts)
     shutil.rmtree(s.out, ignore_errors=True)
-    previous = 'base'
-    total = 0
-    for k, group in enumerate(parse_groups(parts_text(s)), 1):
-        for n, part in enumerate(all_parts, 1):
+    made = run(['git', '-C', s.root, 'describe', '--always', '--dirty'],
+               stdout=PIPE, stderr=DEVNULL)
+    made_from = (made.stdout + ('?' if made.returncode else '')).rstrip('\n')
+    previous, total = 'base', 0
+    for k, group in enumerate(parse_groups(s.parts), 1):
+        for n, part in enumerate(parts, 1):
             if part.group == group.name:
                 add_part(s, repo, n, part, who)
-        tool(git_in(repo, 'branch', '-f', group.name, 'HEAD'), check=True)
-        tool(git_in(repo, 'config', f'branch.{group.name}.description',
-                    description(s, group).rstrip('\n')), check=True)
+        # The cover letter: its first paragraph the subject, the base named.
+        cover = (read(f'{s.root}/scripts/series/{group.cover}') + '\n' +
+                 f'Base: Linux {s.version}, Debian linux-source-{s.base} '
+                 f'{s.debian}.\nMade by perf_aux `make series` from '
+                 f'{made_from}.\n')
+        s.git(repo, 'branch', '-f', group.name, 'HEAD', check=True)
+        s.git(repo, 'config', f'branch.{group.name}.description',
+              cover.rstrip('\n'), check=True)
         out = group_dir(s, k, group)
         os.makedirs(out)
-        tool(git_in(repo, 'format-patch', '-q', '--cover-letter',
-                    '--cover-from-description=subject', '--no-signature',
-                    '-o', out, f'{previous}..{group.name}'), check=True)
+        s.git(repo, 'format-patch', '-q', '--cover-letter',
+              '--cover-from-description=subject', '--no-signature', '-o', out,
+              f'{previous}..{group.name}', check=True)
         previous = group.name
         mails = group_mails(out)
         added = sum(patch_added(read(p)) for p in mails)
         total += added
         print(f'series {k}, {group.name}: {len(mails)} patches, '
-              f'{added} added lines, in {relative(out, s.root)} '
+              f"{added} added lines, in {out.replace(s.root + '/', '', 1)} "
               f'(Linux {s.version})')
-        for patch in collated(glob.glob(glob.escape(out) + '/0*.patch')):
-            print(f'  {os.path.basename(patch):<58} {insertions(patch)}')
+        for patch in collated(str(p) for p in Path(out).glob('0*.patch')):
+            found = [m for line in read(patch).splitlines()
+                     for m in [INSERTIONS.findall(line)] if m]
+            print(f'  {os.path.basename(patch):<58} '
+                  f"{chr(10).join(found[0]) if found else '-'}")
     print(f'series: {total} added lines in all')
 
 
-def series_patches(s: Series) -> List[str]:
-    """The patches of every group, in order, without the cover letters."""
-    return [p for p in collated(glob.glob(glob.escape(s.out) + '/*/0*.patch'))
-            if not p.endswith('/0000-cover-letter.patch')]
-
-
-# The checks.
-
 def checkpatch_totals(output: str) -> str:
     """The "total: " lines of checkpatch's OUTPUT, less that word."""
-    return '\n'.join(line[len('total: '):] for line in records(output)
+    return '\n'.join(line[len('total: '):] for line in output.splitlines()
                      if line.startswith('total: '))
 
 
@@ -488,49 +382,45 @@ def checkpatch_line(patch: str, totals: str) -> str:
             f"{totals or 'no output'}")
 
 
+def checkpatch(src: str) -> List[str]:
+    """The base's checkpatch --strict; without git history (a Debian
+    source) a Fixes: tag's commit cannot be looked up."""
+    return ['perl', 'scripts/checkpatch.pl', '--strict',
+            *([] if os.path.isdir(f'{src}/.git') else
+              ['--ignore=UNKNOWN_COMMIT_ID'])]
+
+
 def check_checkpatch(s: Series, patches: Sequence[str]) -> None:
-    """Every patch (not the cover letter) checkpatch --strict clean with
-    the base's checkpatch, run from inside the base as it must be."""
-    # Without git history (a Debian source) checkpatch cannot look up the
-    # commit a Fixes: tag names; make fixes says so.
-    ignore = [] if os.path.isdir(os.path.join(s.src, '.git')) else \
-        ['--ignore=UNKNOWN_COMMIT_ID']
-    checkpatch = ['perl', 'scripts/checkpatch.pl', '--strict', *ignore]
     for patch in patches:
-        totals = checkpatch_totals(
-            tool_output([*checkpatch, patch], cwd=s.src,
-                        stderr=subprocess.STDOUT).stdout)
+        totals = checkpatch_totals(text([*checkpatch(s.src), patch],
+                                        cwd=s.src, stderr=STDOUT))
         rc = 0 if checkpatch_clean(totals) else 1
         if rc:
-            terse = tool_output([*checkpatch, '--terse', patch], cwd=s.src)
-            say(head(terse.stdout, 10))
+            say_head(run([*checkpatch(s.src), '--terse', patch], cwd=s.src,
+                         stdout=PIPE).stdout, 10)
         result(rc, checkpatch_line(patch, totals))
 
 
 def patch_added(text: str) -> int:
-    """The lines a patch's TEXT adds (its diff's "+" lines, not the "+++"
-    headers)."""
-    n = 0
-    diff = False
-    for line in records(text):
-        if line.startswith('diff --git '):
-            diff = True
-        if diff and line.startswith('+') and not line.startswith('+++ '):
-            n += 1
+    """The lines a patch adds (its diff's "+" lines, not "+++")."""
+    n, diff = 0, False
+    for line in text.splitlines():
+        diff |= line.startswith('diff --git ')
+        n += diff and line.startswith('+') and not line.startswith('+++ ')
     return n
 
 
 def changes_ksft(text: str) -> bool:
     return any(line.startswith(f'diff --git a/{KSFT}/')
-               for line in records(text))
+               for line in text.splitlines())
 
 
 def size_lines(patches: Sequence[str], texts: Sequence[str]) -> List[str]:
-    """The check lines of the series' shape: enough patches, none too
-    large to review.  The kselftests are split to fit; a KUnit suite is
-    one file and one patch, which this check reports but does not hold."""
+    """Enough patches, no kselftest patch too large to review (a KUnit
+    suite is one file, one patch: reported, not held)."""
     out = [check_line(0 if len(patches) >= SERIES_MIN_PATCHES else 1,
-                f'{len(patches)} patches, at least {SERIES_MIN_PATCHES}')]
+                      f'{len(patches)} patches, at least '
+                      f'{SERIES_MIN_PATCHES}')]
     most = 0
     for patch, text in zip(patches, texts):
         added = patch_added(text)
@@ -544,57 +434,58 @@ def size_lines(patches: Sequence[str], texts: Sequence[str]) -> List[str]:
                                   f'than {SERIES_MAX_ADDED}'))
         else:
             out.append(check_line(0, f'{name}: {added} added lines, more than '
-                            f'{SERIES_MAX_ADDED} # SKIP not a kselftest part: '
-                            'one suite, one file'))
+                                  f'{SERIES_MAX_ADDED} # SKIP not a kselftest '
+                                  'part: one suite, one file'))
     out.append(check_line(0 if most <= SERIES_MAX_ADDED else 1,
-                    f'no kselftest patch adds more than {SERIES_MAX_ADDED} '
-                    f'lines (at most {most})'))
+                          f'no kselftest patch adds more than '
+                          f'{SERIES_MAX_ADDED} lines (at most {most})'))
     return out
 
 
-def check_size(patches: Sequence[str]) -> None:
-    for line in size_lines(patches, [read(p) for p in patches]):
-        print(line)
-
-
 def check_am(s: Series, patches: Sequence[str]) -> None:
-    """git am of the mails, group after group, onto a fresh base
-    repository: the series are what a maintainer's tools take.  The last
-    commit holds the kselftest files the parts name as the project has
-    them (the Makefile: the project's less the lines naming a file no part
-    adds)."""
+    """git am of the mails onto a fresh base, each group alone too; the
+    last commit holds the parts' kselftest files as the project has them."""
     repo = os.path.join(s.work, 'am')
     log = os.path.join(s.work, 'am.log')
     series_base(s, repo)
-    rc = tool(git_in(repo, 'am', '-q', *patches), log=log)
-    count = tool_output(git_in(repo, 'rev-list', '--count', 'base..HEAD'),
-                        stderr=subprocess.DEVNULL)
+    rc = s.git(repo, 'am', '-q', *patches, log=log).returncode
+    count = s.git(repo, 'rev-list', '--count', 'base..HEAD', stdout=PIPE,
+                  stderr=DEVNULL)
     n = (count.stdout + ('0' if count.returncode else '')).rstrip('\n')
     if rc:
-        say(head(read(log), 20))
+        say_head(read(log), 20)
     result(rc, f'git am onto Linux {s.version}: {n} commits')
     if rc:
         return
-    check_am_alone(s, repo, log)
-
+    groups = parse_groups(s.parts)
+    dirs = {g.name: group_dir(s, k, g) for k, g in enumerate(groups, 1)}
+    for group in groups:
+        s.git(repo, 'checkout', '-q', '-f', '--detach', 'base', check=True)
+        mails = [m for name in (*group.needs, group.name)
+                 for m in group_mails(dirs[name])]
+        rc = s.git(repo, 'am', '-q', *mails, log=log).returncode
+        if rc:
+            say_head(read(log), 20)
+            s.git(repo, 'am', '--abort')
+        on = ' + '.join(['base', *group.needs])
+        result(rc, f'series {group.name}: git am onto {on}, no other series')
+    s.git(repo, 'checkout', '-q', '-f', 'perf_aux', check=True)
     rc = 0
-    files = part_files(s, [p for part in parts(s) for p in part.paths
-                           if p.startswith(KSFT + '/')])
+    files = part_files(s, [p for part in parse_parts(s.parts)
+                           for p in part.paths if p.startswith(KSFT + '/')])
+    here = os.path.join(repo, KSFT)
     for f in files:
+        mine = read(os.path.join(s.root, f))
         if f == f'{KSFT}/Makefile':
-            here = os.path.join(repo, KSFT)
-            same = read(os.path.join(repo, f)) == filter_makefile(
-                read(os.path.join(s.root, f)),
-                lambda name: os.path.exists(os.path.join(here, name)))
+            mine = filter_makefile(mine, lambda name: os.path.exists(
+                os.path.join(here, name)))
         elif f == f'{KSFT}/config':
-            same = read(os.path.join(repo, f)) == filter_config(
-                read(os.path.join(s.root, f)))
-        else:
-            same = same_file(os.path.join(repo, f), os.path.join(s.root, f))
-        if not same:
+            mine = filter_config(mine)
+        if not os.path.isfile(os.path.join(repo, f)) or \
+                read(os.path.join(repo, f)) != mine:
             rc = 1
             print(f'# not as in the project: {f}')
-    for f in records(tool_output(['git', 'ls-files', KSFT], cwd=repo).stdout):
+    for f in text(['git', 'ls-files', KSFT], cwd=repo).splitlines():
         if f not in files:
             rc = 1
             print(f'# not in a part: {f}')
@@ -602,82 +493,44 @@ def check_am(s: Series, patches: Sequence[str]) -> None:
            'the parts name, as in the project')
 
 
-def group_dir(s: Series, k: int, group: Group) -> str:
-    """Where GROUP, the K-th, has its mails."""
-    return os.path.join(s.out, f'{k}-{group.name}')
-
-
-def group_mails(out: str) -> List[str]:
-    """The patches in OUT, without the cover letter."""
-    return [p for p in collated(glob.glob(glob.escape(out) + '/0*.patch'))
-            if not p.endswith('/0000-cover-letter.patch')]
-
-
-def check_am_alone(s: Series, repo: str, log: str) -> None:
-    """Each group git am'd onto the base with only the groups it names as
-    needed: a maintainer takes one series without the others."""
-    groups = parse_groups(parts_text(s))
-    dirs = {g.name: group_dir(s, k, g) for k, g in enumerate(groups, 1)}
-    for group in groups:
-        tool(git_in(repo, 'checkout', '-q', '-f', '--detach', 'base'),
-             check=True)
-        mails = [m for name in (*group.needs, group.name)
-                 for m in group_mails(dirs[name])]
-        rc = tool(git_in(repo, 'am', '-q', *mails), log=log)
-        if rc:
-            say(head(read(log), 20))
-            tool(git_in(repo, 'am', '--abort'))
-        on = ' + '.join(['base', *group.needs])
-        result(rc, f'series {group.name}: git am onto {on}, no other series')
-    tool(git_in(repo, 'checkout', '-q', '-f', 'perf_aux'), check=True)
-
-
 def headers_install(s: Series, tree: str, build: str) -> bool:
-    """The uapi headers the kselftests build with, installed into BUILD."""
+    """The uapi headers the kselftests build with, in BUILD."""
     log = os.path.join(s.work, 'headers.log')
-    if tool(['make', '-s', '-C', tree, f'O={build}', 'ARCH=arm64',
-             f'CROSS_COMPILE={CROSS}', 'headers_install'], log=log) == 0:
+    if run(['make', '-s', '-C', tree, f'O={build}', 'ARCH=arm64',
+            f'CROSS_COMPILE={CROSS}', 'headers_install'],
+           log=log).returncode == 0:
         return True
-    say(head(read(log), 20))
+    say_head(read(log), 20)
     return False
 
 
-def declares(tree: str, option: str) -> bool:
-    """Whether a Kconfig file of TREE declares OPTION."""
-    return tool(['grep', '-rqx', '--include=Kconfig*', f'config {option}',
-                 tree]) == 0
-
-
 def kernel_prefix(s: Series, tree: str, n: int, patch: str) -> None:
-    """The arm64 kernel of the first N patches (kunit.py's arm64
-    configuration) with each of SERIES_OPTIONS that a Kconfig file of TREE
-    declares by then; where that is a KUnit suite, kunit.py runs it too
-    (test_vmalloc runs nothing: its own parameters).  DEBUG_FS: the
-    synthetic PMUs report there (kunit.py's arm64 configuration leaves it
-    out), as the kselftests' config asks.  Not run by the host tests nor
-    when it was ported: a transcription of the shell version's."""
+    """The arm64 kernel of the first N patches with each of
+    SERIES_OPTIONS a Kconfig of TREE declares by then (DEBUG_FS: the
+    synthetic PMUs report there); its KUnit suites run where it has some."""
     t0 = int(time.monotonic())
     frag = os.path.join(s.work, f'prefix-{n}.kunitconfig')
     log = os.path.join(s.work, f'kernel-{n}.log')
     config = 'CONFIG_KUNIT=y\nCONFIG_PERF_EVENTS=y\nCONFIG_DEBUG_FS=y\n'
     config += ''.join(f'CONFIG_{opt}=y\n' for opt in SERIES_OPTIONS
-                      if declares(tree, opt))
-    write(frag, config)
+                      if run(['grep', '-rqx', '--include=Kconfig*',
+                              f'config {opt}', tree]).returncode == 0)
+    Path(frag).write_text(config)
     how = ['build']
     if 'KUNIT_TEST=y' in config:
         how = ['run', '--kernel_args=panic=-1',
                f"--kernel_args={' '.join(lib.vmalloc_args('-', 'off'))}",
                f'--qemu_args=-m {lib.GUEST_MEMORY_MIB} '
                f'-cpu {lib.ARM64_QEMU_CPU}']
-    rc = lib.kunit_py(os.path.join(s.work, 'kbuild'), log,
-                      [*how, '--arch=arm64', f'--cross_compile={CROSS}',
-                       f'--kunitconfig={frag}'], tree, CROSS)
+    rc = kunit.kunit_py(os.path.join(s.work, 'kbuild'), log,
+                        [*how, '--arch=arm64', f'--cross_compile={CROSS}',
+                         f'--kunitconfig={frag}'], tree, CROSS)
     if rc:
-        say(tail(read(log), 20))
-    tests = sum('TEST' in line for line in records(config))
+        print(''.join(read(log).splitlines(True)[-20:]), end='')
+    tests = sum('TEST' in line for line in config.splitlines())
     ran = ''
     if how[0] != 'build':
-        found = [m for line in records(read(log)) for m in RAN.findall(line)]
+        found = RAN.findall(read(log))
         ran = f", its KUnit suites pass: {found[-1] if found else ''}"
     result(rc, f'{os.path.basename(patch)}: with the {n} patches so far, the '
            f'arm64 kernel builds with {tests} test options{ran} '
@@ -685,41 +538,26 @@ def kernel_prefix(s: Series, tree: str, n: int, patch: str) -> None:
 
 
 def changes_kernel(text: str) -> bool:
-    """Whether a patch's TEXT changes a file of a kernel build (not
-    tools/, not MAINTAINERS)."""
+    """Whether a patch changes a file of a kernel build."""
     return any(line.startswith('diff --git a/') and
                not re.match(r'diff --git a/(tools/|MAINTAINERS )', line)
-               for line in records(text))
-
-
-def test_programs(build: str) -> str:
-    """The kselftest programs built so far in BUILD, by name."""
-    try:
-        names = os.listdir(os.path.join(build, 'kselftest/perf_aux'))
-    except OSError:
-        return ''
-    return ' '.join(collated(n for n in names
-                             if not n.startswith('.') and n.endswith('_test')))
+               for line in text.splitlines())
 
 
 def warnings(log: str) -> List[str]:
-    """A build log's lines that warn or err (grep -i 'warning:\\|error:')."""
-    return [line for line in records(log) if WARNING.search(line)]
+    return [line for line in log.splitlines() if WARNING.search(line)]
 
 
 def check_prefixes(s: Series, patches: Sequence[str], tree: str,
                    build: str) -> None:
-    """The patches applied to TREE one by one, and after each that changes
-    the kselftests, those of that prefix built (with that prefix's
-    Makefile, into BUILD, afresh at the first: a program is compiled in
-    the prefix that adds it, so its warnings show there)."""
-    built = 0
-    n = 0
+    """The patches applied to TREE one by one, the kselftests built after
+    each that changes them (a program's warnings show where it is added)."""
+    built = n = 0
     for n, patch in enumerate(patches, 1):
         name = os.path.basename(patch)
         apply_log = os.path.join(s.work, 'apply.log')
-        if tool(['git', 'apply', patch], cwd=tree, log=apply_log):
-            say(head(read(apply_log), 20))
+        if run(['git', 'apply', patch], cwd=tree, log=apply_log).returncode:
+            say_head(read(apply_log), 20)
             result(1, f'{name} applies to the pristine Linux {s.version} tree '
                    f'after the {n - 1} before it')
             return
@@ -734,17 +572,17 @@ def check_prefixes(s: Series, patches: Sequence[str], tree: str,
             continue
         built += 1
         log = os.path.join(s.work, f'kselftest-{n}.log')
-        rc = tool(['make', '-s', '-j2', '-C',
-                   os.path.join(tree, 'tools/testing/selftests'),
-                   f'O={build}', 'ARCH=arm64', f'CROSS_COMPILE={CROSS}',
-                   'TARGETS=perf_aux'], log=log)
+        rc = run(['make', '-s', '-j2', '-C',
+                  os.path.join(tree, 'tools/testing/selftests'), f'O={build}',
+                  'ARCH=arm64', f'CROSS_COMPILE={CROSS}', 'TARGETS=perf_aux'],
+                 log=log).returncode
         found = warnings(read(log))
-        say(''.join(line + '\n' for line in found[:10]))
-        if found:
-            rc = 1
-        programs = test_programs(build) or 'no program yet'
-        result(rc, f'{name}: with the {n} patches so far, TARGETS=perf_aux '
-               f'builds, no warning: {programs}')
+        print(''.join(line + '\n' for line in found[:10]), end='')
+        programs = ' '.join(collated(
+            p.name for p in Path(build, 'kselftest/perf_aux').glob('*_test')
+            if not p.name.startswith('.'))) or 'no program yet'
+        result(rc or int(bool(found)), f'{name}: with the {n} patches so far, '
+               f'TARGETS=perf_aux builds, no warning: {programs}')
     result(0 if built > 1 else 1,
            f'all {n} patches apply to the whole pristine Linux {s.version} '
            f'tree; the kselftests built at each of the {built} that change '
@@ -752,26 +590,27 @@ def check_prefixes(s: Series, patches: Sequence[str], tree: str,
 
 
 def unfixed_is(s: Series, tree: str, name: str, stock: str) -> bool:
-    """Whether TREE's file NAME with the series' fixes taken back out is
-    STOCK."""
+    """Whether TREE's NAME with the series' fixes taken out is STOCK."""
     tmp = os.path.join(s.work, 'unfixed')
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(os.path.join(tmp, os.path.dirname(name)), exist_ok=True)
-    ok = True
-    try:
-        cp(os.path.join(tree, name), os.path.join(tmp, name))
-    except OSError as e:
-        print(f'cp: {e}', file=sys.stderr)
+    ok = os.path.isfile(os.path.join(tree, name))
+    if ok:
+        shutil.copyfile(os.path.join(tree, name), os.path.join(tmp, name))
     for p in fix_patches(s):
-        if name not in lib.patched_files(p):
-            continue
-        if subprocess.run(['patch', '-s', '-R', '-p1', '-d', tmp, '-i', p],
-                          stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL).returncode:
-            ok = False
+        if name in lib.patched_files(p):
+            ok &= run(['patch', '-s', '-R', '-p1', '-d', tmp, '-i', p],
+                      stdout=DEVNULL, stderr=DEVNULL).returncode == 0
     ok = ok and same_file(os.path.join(tmp, name), stock)
     shutil.rmtree(tmp, ignore_errors=True)
     return ok
+
+
+def same_file(a: str, b: str) -> bool:
+    try:
+        return Path(a).read_bytes() == Path(b).read_bytes()
+    except OSError:
+        return False
 
 
 def stock_line(same: int, fixed: int, differ: int) -> str:
@@ -784,39 +623,28 @@ def stock_line(same: int, fixed: int, differ: int) -> str:
 
 
 def check_tree(s: Series, patches: Sequence[str]) -> None:
-    """The series applied to a copy of the whole pristine tree (hard
-    links: git apply replaces, never rewrites, the files it changes), and
-    the kselftests built there as in any kernel tree, at each prefix
-    (check_prefixes).  The headers installed by an earlier check stay: the
-    copy keeps the pristine files' mtimes, so make installs again only a
-    header the series changes.  Then the kernel files the series touches
-    (not MAINTAINERS, not tools/: no part of a kernel build), against the
-    staged stock tree."""
+    """The series applied to a hard-linked copy of the pristine tree, the
+    kselftests built at each prefix; then the kernel files it touches
+    against the staged stock tree (whose KUnit run is then the series')."""
     tree = os.path.join(s.work, 'tree')
     build = os.path.join(s.work, 'build')
     shutil.rmtree(tree, ignore_errors=True)
     shutil.rmtree(os.path.join(build, 'kselftest'), ignore_errors=True)
-    tool(['cp', '-al', s.src, tree], check=True)
-    try:
-        os.remove(os.path.join(tree, '.perf_aux-debian'))
-    except FileNotFoundError:
-        pass
+    run(['cp', '-al', s.src, tree], check=True)
+    Path(tree, '.perf_aux-debian').unlink(missing_ok=True)
     rc = 0 if headers_install(s, tree, build) else 1
     result(rc, f'make headers_install in the pristine Linux {s.version} tree')
     if rc:
         return
-
     check_prefixes(s, patches, tree, build)
-
-    stock = os.path.join(s.cache, 'trees', f'{s.base}-stock')
+    stock = os.path.join(lib.cache(), 'trees', f'{s.base}-stock')
     if not os.path.isdir(stock):
         print('ok - series: same files as the stock tree # SKIP no stock tree '
               f'of {s.base} staged')
         return
-    names = tool_output(['git', 'diff', '--name-only', 'base', 'HEAD'],
-                        cwd=os.path.join(s.work, 'am')).stdout
     same = fixed = differ = 0
-    for name in records(names):
+    for name in text(['git', 'diff', '--name-only', 'base', 'HEAD'],
+                     cwd=os.path.join(s.work, 'am')).splitlines():
         if name == 'MAINTAINERS' or name.startswith('tools/'):
             continue
         if same_file(os.path.join(tree, name), os.path.join(stock, name)):
@@ -831,50 +659,38 @@ def check_tree(s: Series, patches: Sequence[str]) -> None:
     print(stock_line(same, fixed, differ))
 
 
-# The command.
-
-def parse_args(argv: Sequence[str]) -> List[bool]:
-    """[--check [--kernel-prefixes]], by position."""
-    check = len(argv) > 0 and argv[0] == '--check'
-    kernel_prefixes = len(argv) > 1 and argv[1] == '--kernel-prefixes'
-    return [check, kernel_prefixes]
-
-
-def setup(kernel_prefixes: bool) -> Series:
-    """BASE (checked) and its paths; its source unpacked if missing."""
-    root, cache = lib.ROOT, lib.cache()
-    base = os.environ.get('BASE') or lib.default_base()
+def setup(base: str, kernel_prefixes: bool = False) -> Series:
+    """BASE's paths; its source unpacked if missing."""
+    cache = lib.cache()
     lib.check_base(base)
-    patches_dir = lib.base_patches(base)
-    s = Series(root=root, base=base, src=os.path.join(cache, 'src', base),
-               work=os.path.join(cache, 'series', base),
-               out=os.path.join(lib.out(), 'series', base),
-               hookup=patches_dir + '/hookup', patches_dir=patches_dir,
-               cache=cache, kernel_prefixes=kernel_prefixes)
+    s = Series(root=lib.ROOT, base=base, src=f'{cache}/src/{base}',
+               work=f'{cache}/series/{base}', out=f'{lib.out()}/series/{base}',
+               patches_dir=lib.base_patches(base),
+               kernel_prefixes=kernel_prefixes)
     if not os.path.isdir(s.src):
-        tool(lib.perf_aux('deps', f'base-{base}'), check=True,
-             stdout=subprocess.DEVNULL)
+        run(lib.perf_aux('deps', f'base-{base}'), check=True, stdout=DEVNULL)
     s.version = lib.tree_version(s.src)
-    try:
-        s.debian = read(os.path.join(s.src, '.perf_aux-debian')).rstrip('\n')
-    except OSError:
-        s.debian = 'unknown'
+    s.debian = read(f'{s.src}/.perf_aux-debian').rstrip('\n') if \
+        os.path.isfile(f'{s.src}/.perf_aux-debian') else 'unknown'
     return s
 
 
-def series(argv: Sequence[str]) -> None:
-    check, kernel_prefixes = parse_args(argv)
-    s = setup(kernel_prefixes)
+def main(argv: List[str]) -> int:
+    """series [--check [--kernel-prefixes]], by position."""
+    check = argv[:1] == ['--check']
+    s = setup(os.environ.get('BASE') or lib.default_base(),
+              argv[:2] == ['--check', '--kernel-prefixes'])
     os.makedirs(s.work, exist_ok=True)
-    make_series(s)
-    patches = series_patches(s)
+    who = author(s.root, os.environ)
+    identity(s, who)
+    make_series(s, who)
     if check:
-        check_size(patches)
+        patches = [p for p in collated(str(p) for p in
+                                       Path(s.out).glob('*/0*.patch'))
+                   if not p.endswith('/0000-cover-letter.patch')]
+        for line in size_lines(patches, [read(p) for p in patches]):
+            print(line)
         check_checkpatch(s, patches)
         check_am(s, patches)
         check_tree(s, patches)
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    return shell.entry(lambda: series(args) or 0)
+    return 0

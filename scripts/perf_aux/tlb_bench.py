@@ -1,19 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""TLB benchmark for boards (python3 -m perf_aux tlb-bench).
-
-What the trace unit's writes through the vmap() of the perf AUX buffer cost
-the traced workload in TLB walks and refills, on a "before" and an "after"
-kernel (e.g. without and with large vmap mappings). Each run pins the
-workload to one CPU and counts it with
-  perf stat -x, -e dtlb_walk,l1d_tlb,l1d_tlb_refill,l2d_tlb_refill (+ :u)
-while perf record traces it with SPE (arm_spe_0) or TRBE (cs_etm) into an
-AUX buffer of the given size. Eight events may exceed the CPU's counters:
-perf then multiplexes and scales, as it did for the published numbers.
-
-Boot the "before" kernel and run with -p before; boot the "after" kernel and
-run with -p after and the same -o: the after phase ends with the tables of
-perf_aux.tlb_table (Run1..RunN, Avg., Diff. per event), also written to
-DIR/tables.txt. -p compare prints them again, on a board or a host.
+"""python3 -m perf_aux tlb-bench, on boards: what the trace unit's writes
+through the vmap() of the perf AUX buffer cost the traced workload in TLB
+walks and refills (perf stat of the pinned workload while perf record
+traces it with SPE or TRBE), on a "before" and an "after" kernel; the
+after phase (or -p compare) prints perf_aux.tlb_table's tables, also in
+DIR/tables.txt (docs/tlb-benchmark.md).
 
 Options: -p before|after|compare [-o DIR] [-m SIZE] [-t arm_spe_0|cs_etm]
          [-r RUNS] [-C CPU] [-k] [-- WORKLOAD...]
@@ -44,9 +35,11 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import List, Optional
 
 from . import tlb_table
+from .lib import PIPE, STDOUT, run, text
 
 SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The table printer's event list, so that what is counted is what is shown.
@@ -67,7 +60,7 @@ class Usage(Exception):
 
 
 class Fatal(Exception):
-    """An error: 'tlb-bench: error: MESSAGE' and the status (1 or 2)."""
+    """'tlb-bench: error: MESSAGE' and the status (1 or 2)."""
 
     def __init__(self, message: str, status: int = 1) -> None:
         super().__init__(message)
@@ -80,8 +73,7 @@ class Skip(Exception):
 
 @dataclass
 class Options:
-    """The command line; the values stay strings as given, since they are
-    written to DIR/PHASE/settings and compared between phases."""
+    """The command line, as given: DIR/PHASE/settings compares them."""
     phase: str = ''
     out: str = ''
     aux: str = '4M'
@@ -98,28 +90,9 @@ VALUE_OPTIONS = {'-p': 'phase', '-o': 'out', '-m': 'aux', '-t': 'tracer',
                  '-r': 'runs', '-C': 'cpu'}
 
 
-def default_out() -> str:
-    return os.path.join(os.environ.get('PERF_AUX_OUT') or
-                        os.path.join(SCRIPTS, '..', 'out'), 'tlb-bench')
-
-
-def check_options(opts: Options) -> None:
-    """The checks of the values, in a fixed order: a command line fails
-    with the message the boards' logs have shown since the bash version."""
-    if opts.phase not in PHASES:
-        raise Usage()
-    if not (opts.tracer.startswith('arm_spe_') or opts.tracer == 'cs_etm'):
-        raise Fatal(f'unknown tracer {opts.tracer}', USAGE_ERROR)
-    if not re.fullmatch(r'[1-9][0-9]*', opts.runs):
-        raise Fatal(f'bad run count {opts.runs}', USAGE_ERROR)
-    if not re.fullmatch(r'[0-9]+[BKMGbkmg]?', opts.aux):
-        raise Fatal(f'bad AUX size {opts.aux}', USAGE_ERROR)
-
-
 def parse_args(argv: List[str]) -> Options:
-    # getopt, not argparse: the first word that is not an option starts the
-    # workload, as with the bash getopts the boards' command lines were
-    # written for, and the workload's own options are left alone.
+    """The options, then the values in a fixed order (the boards' logs'
+    messages); the first word that is not an option starts the workload."""
     try:
         pairs, rest = getopt.getopt(argv, 'p:o:m:t:r:C:kh')
     except getopt.GetoptError as e:
@@ -129,17 +102,19 @@ def parse_args(argv: List[str]) -> Options:
         raise Usage()
     opts = Options(**{VALUE_OPTIONS[flag]: value for flag, value in pairs
                       if flag in VALUE_OPTIONS}, keep='-k' in flags)
-    opts.out = opts.out or default_out()
-    if rest:
-        opts.workload = rest
-    check_options(opts)
+    opts.out = opts.out or os.path.join(
+        os.environ.get('PERF_AUX_OUT') or os.path.join(SCRIPTS, '..', 'out'),
+        'tlb-bench')
+    opts.workload = rest or opts.workload
+    if opts.phase not in PHASES:
+        raise Usage()
+    if not (opts.tracer.startswith('arm_spe_') or opts.tracer == 'cs_etm'):
+        raise Fatal(f'unknown tracer {opts.tracer}', USAGE_ERROR)
+    if not re.fullmatch(r'[1-9][0-9]*', opts.runs):
+        raise Fatal(f'bad run count {opts.runs}', USAGE_ERROR)
+    if not re.fullmatch(r'[0-9]+[BKMGbkmg]?', opts.aux):
+        raise Fatal(f'bad AUX size {opts.aux}', USAGE_ERROR)
     return opts
-
-
-def usage_text() -> str:
-    doc = __doc__ or ''
-    return ('usage: python3 -m perf_aux tlb-bench OPTIONS\n' +
-            doc[doc.index('Options:'):])
 
 
 def read_text(path: str) -> str:
@@ -172,30 +147,26 @@ def default_cpu(cpu_dir: str = CPU_DIR) -> str:
     return cpu
 
 
-def check_tools() -> None:
+def check_board(pmu_dir: str, tracer: str, cpu: str) -> None:
+    """Each check that fails skips with a constant reason
+    (docs/tlb-benchmark.md), which logs can be searched for."""
     if os.geteuid() != 0:
         raise Skip('needs root')
     for tool in ('perf', 'taskset'):
         if not shutil.which(tool):
             raise Skip(f'{tool} not installed')
-
-
-def check_events() -> None:
-    """One perf stat of `true` with every event: under QEMU or on a CPU
-    without them, perf rejects the names or cannot count them."""
+    # Under QEMU perf rejects the events' names or cannot count them.
     with tempfile.TemporaryDirectory() as tmp:
         probe = os.path.join(tmp, 'probe.csv')
-        proc = subprocess.run(['perf', 'stat', '-x,', '-o', probe,
-                               '-e', EVENTS, '--', 'true'],
-                              stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True,
-                              errors='replace', check=False)
+        proc = run(['perf', 'stat', '-x,', '-o', probe, '-e', EVENTS, '--',
+                    'true'], stdout=PIPE, stderr=STDOUT)
         if proc.returncode:
             if 'event syntax error' in proc.stdout:
                 raise Skip('TLB PMU events missing')
             raise Fatal(f'perf stat failed: {proc.stdout.rstrip()}')
         if '<not supported>' in read_text(probe):
             raise Skip('TLB PMU events not supported')
+    check_tracer(pmu_dir, tracer, cpu)
 
 
 def check_tracer(pmu_dir: str, tracer: str, cpu: str) -> None:
@@ -214,34 +185,6 @@ def check_tracer(pmu_dir: str, tracer: str, cpu: str) -> None:
                         USAGE_ERROR)
 
 
-def check_board(pmu_dir: str, tracer: str, cpu: str) -> None:
-    """The environment checks: each one that fails skips with a constant
-    reason (docs/tlb-benchmark.md), so that logs can be searched for it."""
-    check_tools()
-    check_events()
-    check_tracer(pmu_dir, tracer, cpu)
-
-
-def settings_text(opts: Options) -> str:
-    """The settings a comparison depends on; they must match between
-    phases."""
-    return (f'tracer={opts.tracer}\naux={opts.aux}\ncpu={opts.cpu}\n'
-            f'runs={opts.runs}\nworkload={" ".join(opts.workload)}\n')
-
-
-def info_text() -> str:
-    perf = subprocess.run(['perf', '--version'], stdout=subprocess.PIPE,
-                          text=True, check=False).stdout.strip()
-    now = datetime.datetime.now(datetime.timezone.utc)
-    return (f'kernel={os.uname().release}\nperf={perf}\n'
-            f'{now.strftime("%Y-%m-%dT%H:%M:%SZ")}\n')
-
-
-def write_file(path: str, text: str) -> None:
-    with open(path, 'w') as f:
-        f.write(text)
-
-
 def run_teeing_stderr(argv: List[str], log: str) -> int:
     """Runs argv with its stderr on ours and in log: perf record reports
     lost AUX data there, and the log is read back for it."""
@@ -257,23 +200,18 @@ def run_teeing_stderr(argv: List[str], log: str) -> int:
     return proc.returncode
 
 
-def run_argv(opts: Options, directory: str, i: int) -> List[str]:
-    """Run i: perf stat counts the workload, perf record traces perf stat
-    and so the workload, all on one CPU."""
-    data = os.path.join(directory, f'record{i}.data')
-    csv = os.path.join(directory, f'run{i}.csv')
-    return ['taskset', '-c', opts.cpu,
-            'perf', 'record', '-e', f'{opts.tracer}//', '-m', f',{opts.aux}',
-            '-o', data, '--',
-            'perf', 'stat', '-x,', '-o', csv, '-e', EVENTS, '--',
-            *opts.workload]
-
-
 def run_once(opts: Options, directory: str, i: int) -> None:
+    """Run I: perf stat counts the workload, perf record traces perf stat
+    and so the workload, all on one CPU."""
     print(f'== {os.path.basename(directory)} run {i}/{opts.runs} on CPU '
           f'{opts.cpu}, {opts.tracer}, AUX {opts.aux}')
     log = os.path.join(directory, f'record{i}.log')
-    if run_teeing_stderr(run_argv(opts, directory, i), log):
+    data = os.path.join(directory, f'record{i}.data')
+    argv = ['taskset', '-c', opts.cpu, 'perf', 'record', '-e',
+            f'{opts.tracer}//', '-m', f',{opts.aux}', '-o', data, '--',
+            'perf', 'stat', '-x,', '-o', f'{directory}/run{i}.csv', '-e',
+            EVENTS, '--', *opts.workload]
+    if run_teeing_stderr(argv, log):
         raise Fatal(f'run {i} failed (see {log})')
     with open(log, errors='replace') as f:
         if 'lost' in f.read().lower():
@@ -281,9 +219,7 @@ def run_once(opts: Options, directory: str, i: int) -> None:
                   file=sys.stderr)
     if not opts.keep:
         # The trace is only the load; its size would fill a board's disk.
-        data = os.path.join(directory, f'record{i}.data')
-        if os.path.exists(data):
-            os.remove(data)
+        Path(data).unlink(missing_ok=True)
 
 
 def run_phase(opts: Options, directory: str) -> None:
@@ -291,45 +227,40 @@ def run_phase(opts: Options, directory: str) -> None:
     # longer run would enter the averages.
     shutil.rmtree(directory, ignore_errors=True)
     os.makedirs(directory)
-    write_file(os.path.join(directory, 'settings'), settings_text(opts))
-    write_file(os.path.join(directory, 'info'), info_text())
+    # The settings a comparison depends on, and what ran.
+    Path(directory, 'settings').write_text(
+        f'tracer={opts.tracer}\naux={opts.aux}\ncpu={opts.cpu}\n'
+        f'runs={opts.runs}\nworkload={" ".join(opts.workload)}\n')
+    now = datetime.datetime.now(datetime.timezone.utc)
+    Path(directory, 'info').write_text(
+        f'kernel={os.uname().release}\nperf={text(["perf", "--version"])}\n'
+        f'{now.strftime("%Y-%m-%dT%H:%M:%SZ")}\n')
     for i in range(1, int(opts.runs) + 1):
         run_once(opts, directory, i)
-
-
-def read_lines(path: str) -> List[str]:
-    try:
-        with open(path) as f:
-            return f.readlines()
-    except OSError:
-        return []
-
-
-def warn_on_settings(out: str) -> None:
-    """Different settings make the Diff. meaningless, yet the tables may
-    still help: warn, do not fail."""
-    before, after = (os.path.join(out, p, 'settings')
-                     for p in ('before', 'after'))
-    diff = list(difflib.unified_diff(read_lines(before), read_lines(after),
-                                     before, after, n=0))
-    if diff:
-        print('warning: before and after ran with different settings:',
-              file=sys.stderr)
-        sys.stderr.writelines(diff)
 
 
 def compare(out: str) -> int:
     for phase in ('before', 'after'):
         if not glob.glob(os.path.join(out, phase, 'run*.csv')):
             raise Fatal(f'no {phase} runs in {os.path.join(out, phase)}')
-    warn_on_settings(out)
+    # Other settings make the Diff. meaningless, yet the tables may help.
+    before, after = (os.path.join(out, p, 'settings')
+                     for p in ('before', 'after'))
+    diff = list(difflib.unified_diff(
+        [line + '\n' for line in read_text(before).splitlines()],
+        [line + '\n' for line in read_text(after).splitlines()],
+        before, after, n=0))
+    if diff:
+        print('warning: before and after ran with different settings:',
+              file=sys.stderr)
+        sys.stderr.writelines(diff)
     try:
         report, status = tlb_table.compare_dirs(os.path.join(out, 'before'),
                                                 os.path.join(out, 'after'))
     except (OSError, ValueError) as e:
         raise Fatal(str(e)) from e
     print(report)
-    write_file(os.path.join(out, 'tables.txt'), report + '\n')
+    Path(out, 'tables.txt').write_text(report + '\n')
     return status
 
 
@@ -355,7 +286,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     except Usage as e:
         if str(e):
             print(f'tlb-bench: {e}', file=sys.stderr)
-        print(usage_text(), end='', file=sys.stderr)
+        print('usage: python3 -m perf_aux tlb-bench OPTIONS\n' +
+              __doc__[__doc__.index('Options:'):], end='', file=sys.stderr)
         return USAGE_ERROR
     except Skip as e:
         print(f'SKIP: {e}')

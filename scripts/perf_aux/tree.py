@@ -1,35 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Kernel source trees (python3 -m perf_aux kernel-tree).
+"""Kernel source trees in $PERF_AUX_CACHE/trees/: reference, stock (the
+negative control), custom (KERNEL_SRC), mutant and series-vN, each a
+Debian source (or the user's tree) with the project's overlay and patches.
+A tree is remade only when its recipe changed, and then only changed files
+get a new mtime, so the build directories inside it rebuild
+incrementally."""
 
-Prepares the kernel source tree $PERF_AUX_CACHE/trees/<base>-NAME:
-
-  reference  Debian linux-source-<base> + hook-ups + reference patches
-  stock      Debian linux-source-<base> + hook-ups (the negative control)
-  custom     the tree in $KERNEL_SRC (copied, never modified) + hook-ups
-  mutant     the reference tree + the patch given as second argument
-  series-vN  Debian linux-source-<base> + the series in $SERIES (an mbox or
-             a directory of patches, git am'd onto the base) + hook-ups
-
-BASE (default: the first of PERF_AUX_BASES) chooses the Debian source; for
-a custom tree the base is its version's major.minor.  "Hook-ups" are the
-project's files overlaid at their kernel paths (OVERLAY below) plus the
-patches in scripts/patches/<base>/hookup that wire them into Kconfig and
-the Makefiles; scripts/patches/<base>/reference is what the base lacks of
-the rules under test.
-
-A tree is rebuilt only when its recipe (source version, overlay files,
-patches) changed, and then only changed files get a new mtime, so the
-build directories inside it (.build-*) rebuild incrementally.  That is why
-the copying is rsync's and cp -a's: content compared, times kept.
-
-Usage: BASE=7.3 [SERIES=PATH] python3 -m perf_aux kernel-tree NAME
-       [MUTANT.patch]
-
-The bases, the paths, tree_version, tree_name, patched_files, base_repo,
-series_mails, ... are perf_aux.lib's.
-"""
-
-import glob
 import hashlib
 import os
 import shutil
@@ -37,11 +13,12 @@ import stat
 import subprocess
 import sys
 import tempfile
-from typing import List, NamedTuple, Optional, Sequence
+from pathlib import Path
+from typing import List, Sequence
 
-from . import lib, shell
-from .files import cat, collated, read, records, remove, write_line
-from .shell import tool, tool_output
+from . import lib
+from .lib import Run, collated, die
+from .lib import PIPE, DEVNULL, run
 
 # The project's files and directories the trees get at their kernel paths.
 OVERLAY = ('kernel/events/ring_buffer_kunit.c',
@@ -50,20 +27,26 @@ OVERLAY = ('kernel/events/ring_buffer_kunit.c',
            'lib/test_aux_pmu.c', 'mm/tests',
            'tools/testing/selftests/perf_aux',
            'tools/testing/selftests/perf_events/mmap_accounting.c')
-USAGE = 'usage: python3 -m perf_aux kernel-tree NAME [MUTANT.patch]'
 RECIPE = '.perf_aux-recipe'
-# The tree names a new tree may start from, in order of preference.
+# The trees a new tree may start from, in order of preference.
 SEEDS = ('reference', 'stock', 'mutant', 'series-')
 
 
-# Files.
+def cat(path: str) -> str:
+    """PATH's content less its trailing newlines; '' without it."""
+    try:
+        return Path(path).read_text(errors='surrogateescape').rstrip('\n')
+    except OSError:
+        return ''
+
+
+def write_line(path: str, line: str) -> None:
+    Path(path).write_text(line + '\n', errors='surrogateescape')
+
 
 def find_files(top: str, prune: str = '') -> List[str]:
-    """find TOP -type f -o -type l, as "/path" names under TOP and in
-    find's order (each directory's entries as the directory lists them,
-    a subdirectory's right after its name): .perf_aux-staged is written
-    in the order the shell version wrote it.  PRUNE: a "/path" left out
-    with all it holds (find's -path ./PATH -prune)."""
+    """The files and links under TOP as "/path", in find's order (the
+    order .perf_aux-staged has always had); PRUNE left out."""
     found: List[str] = []
 
     def walk(rel: str) -> None:
@@ -82,184 +65,123 @@ def find_files(top: str, prune: str = '') -> List[str]:
 
 
 def regular_files(root: str, paths: Sequence[str]) -> List[str]:
-    """find PATHS -type f 2>/dev/null | sort, in ROOT: the regular files
-    among PATHS and under those that are directories, no symlink
-    followed, in the locale's collation."""
+    """The regular files among PATHS and under them, in ROOT, sorted."""
     found: List[str] = []
     for path in paths:
         full = os.path.join(root, path)
-        if os.path.isfile(full) and not os.path.islink(full):
+        if os.path.islink(full):
+            continue
+        if os.path.isfile(full):
             found.append(path)
-        elif os.path.isdir(full) and not os.path.islink(full):
-            for rel in find_files(full):
-                if not os.path.islink(full + rel):
-                    found.append(path + rel)
+        elif os.path.isdir(full):
+            found += [path + rel for rel in find_files(full)
+                      if not os.path.islink(full + rel)]
     return collated(found)
 
 
 def stamp_lines(top: str) -> bytes:
-    """find TOP -path ./.git -prune -o -type f -printf '%P %s %T@\\n' |
-    LC_ALL=C sort: each regular file's name, size and modification time
-    (seconds, ten decimals, as find prints them)."""
+    """Each regular file's "name size mtime" line (find -printf '%P %s
+    %T@'), sorted: a tree outside git, in its recipe."""
     out: List[bytes] = []
     for rel in find_files(top, prune='/.git'):
         st = os.lstat(top + rel)
-        if not stat.S_ISREG(st.st_mode):
-            continue
-        seconds, nanoseconds = divmod(st.st_mtime_ns, 1000000000)
-        out.append(os.fsencode(f'{rel[1:]} {st.st_size} '
-                               f'{seconds}.{nanoseconds:09d}0\n'))
+        if stat.S_ISREG(st.st_mode):
+            seconds, nanoseconds = divmod(st.st_mtime_ns, 1000000000)
+            out.append(os.fsencode(f'{rel[1:]} {st.st_size} '
+                                   f'{seconds}.{nanoseconds:09d}0\n'))
     return b''.join(sorted(out))
 
 
 def sha256sum_line(directory: str, name: str) -> bytes:
-    """sha256sum NAME's line, in DIRECTORY (coreutils' escaping of a
-    name with a backslash or a newline included)."""
-    digest = hashlib.sha256()
-    with open(os.path.join(directory, name), 'rb') as f:
-        for block in iter(lambda: f.read(1 << 20), b''):
-            digest.update(block)
+    """sha256sum NAME's line, in DIRECTORY."""
+    digest = hashlib.sha256(Path(directory, name).read_bytes()).hexdigest()
     if '\\' in name or '\n' in name:
         name = name.replace('\\', '\\\\').replace('\n', '\\n')
-        return os.fsencode(f'\\{digest.hexdigest()}  {name}\n')
-    return os.fsencode(f'{digest.hexdigest()}  {name}\n')
+        return os.fsencode(f'\\{digest}  {name}\n')
+    return os.fsencode(f'{digest}  {name}\n')
 
 
-# The sources.
-
-def debian_source(cache: str, base: str) -> str:
-    """The base's Debian source, unpacked by perf_aux deps base-BASE."""
-    src = os.path.join(cache, 'src', base)
-    if not os.path.isfile(os.path.join(src, '.perf_aux-debian')):
-        shell.die(f'no source for base {base} (run PYTHONPATH=scripts '
-                  f'python3 -m perf_aux deps base-{base})')
-    return src
-
-
-def source_stamp(src: str) -> str:
-    """What identifies an unpacked source."""
-    return f"{src} {cat(os.path.join(src, '.perf_aux-debian'))} " \
-        f'{lib.tree_version(src)}'
-
-
-def is_git(src: str) -> bool:
-    """Whether SRC is in a git work tree (git rev-parse's status)."""
-    return subprocess.run(['git', '-C', src, 'rev-parse',
-                           '--is-inside-work-tree'],
-                          stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL).returncode == 0
-
-
-def git_output(src: str, *args: str) -> bytes:
-    """What git ARGS prints in SRC, as bytes (a diff is hashed as it
-    is), its status aside as in $(...) among a command's output."""
-    sys.stdout.flush()
-    return subprocess.run(['git', '-C', src, *args], stdout=subprocess.PIPE,
-                          check=False).stdout
+def git(src: str, *args: str) -> 'subprocess.CompletedProcess[str]':
+    return run(['git', '-C', src, *args], stdout=PIPE, stderr=DEVNULL)
 
 
 def tree_state(src: str) -> bytes:
-    """What a user's tree holds, for the recipe: a git tree's HEAD, its
-    uncommitted diff and untracked files' checksums; any other tree's
-    file names, sizes and modification times.  An edit is seen either
-    way, so a run never reports an old kernel's results as the new
-    one's."""
-    if not is_git(src):
+    """What a user's tree holds: a git tree's HEAD, diff and untracked
+    files' checksums; any other tree's names, sizes and times."""
+    if git(src, 'rev-parse', '--is-inside-work-tree').returncode:
         return stamp_lines(src)
-    untracked = git_output(src, 'ls-files', '--others', '--exclude-standard',
-                           '-z')
-    return (git_output(src, 'rev-parse', 'HEAD') +
-            git_output(src, 'diff', 'HEAD') +
-            b''.join(sha256sum_line(src, os.fsdecode(name))
-                     for name in untracked.split(b'\0') if name))
+    untracked = git(src, 'ls-files', '--others', '--exclude-standard', '-z')
+    return os.fsencode(git(src, 'rev-parse', 'HEAD').stdout +
+                       git(src, 'diff', 'HEAD').stdout) + b''.join(
+        sha256sum_line(src, name)
+        for name in untracked.stdout.split('\0') if name)
 
 
 def tree_describe(src: str) -> str:
     """tree_state in words, for the run's log and the report."""
-    if is_git(src):
-        describe = git_output(src, 'describe', '--always', '--dirty',
-                              '--abbrev=12')
-        return f"git {os.fsdecode(describe).rstrip(chr(10))}"
+    if git(src, 'rev-parse', '--is-inside-work-tree').returncode == 0:
+        return 'git ' + git(src, 'describe', '--always', '--dirty',
+                            '--abbrev=12').stdout.rstrip('\n')
     digest = hashlib.sha256(tree_state(src)).hexdigest()
     return f'not a git tree, files {digest[:12]}'
 
 
-# The series.
-
 def series_diff(cache: str, base: str) -> str:
-    """The series as one diff, made by series_am."""
     return os.path.join(cache, 'series-am', f'{base}.diff')
 
 
-def series_am(src: str, cache: str, base: str) -> int:
-    """git am of $SERIES onto the files of SRC it changes (a repository of
-    those files alone: git am reads nothing else); the result as one diff
-    for the staging (series_diff).  A series that does not apply stops
-    here, naming the patch, with git am's own message.  Returns how many
-    patches it applied."""
-    series = os.environ.get('SERIES', '')
+def series_am(src: str, cache: str, base: str, series: str) -> int:
+    """git am of SERIES onto the files of SRC it changes, as one diff in
+    series_diff; how many patches it applied."""
     repo = os.path.join(cache, 'series-am', base)
-    mails = lib.series_mails()
+    mails = lib.series_mails(series)
     if not mails or not os.path.exists(mails[0]) or \
             os.path.getsize(mails[0]) == 0:
-        shell.die(f'SERIES={series} holds no patch')
+        die(f'SERIES={series} holds no patch')
     lib.base_repo(src, repo, 'base', *lib.patched_files(*mails))
-    rc = tool(['git', '-C', repo, '-c', 'user.name=perf_aux',
-               '-c', 'user.email=perf_aux@localhost', 'am', '--empty=drop',
-               *mails], log=repo + '.log')
-    if rc:
-        log = read(repo + '.log')
+    if run(['git', '-C', repo, '-c', 'user.name=perf_aux', '-c',
+            'user.email=perf_aux@localhost', 'am', '--empty=drop', *mails],
+           log=repo + '.log').returncode:
+        log = cat(repo + '.log') + '\n'
         sys.stderr.write(log)
-        sys.stderr.flush()
         failed = [line[len('Patch failed at '):] for line in log.split('\n')
                   if line.startswith('Patch failed at ')]
-        shell.die(f'SERIES={series} does not apply to {base}: '
-                  f"{failed[0] if failed else ''}")
-    count = int(tool_output(['git', '-C', repo, 'rev-list', '--count',
-                             'base..HEAD']).stdout.strip() or 0)
+        die(f'SERIES={series} does not apply to {base}: '
+            f"{failed[0] if failed else ''}")
+    count = int(git(repo, 'rev-list', '--count', 'base..HEAD').stdout or 0)
     print(f'series: {count} patches applied with git am')
     with open(series_diff(cache, base), 'wb') as f:
-        tool(['git', '-C', repo, 'diff', 'base', 'HEAD'], stdout=f,
-             check=True)
+        run(['git', '-C', repo, 'diff', 'base', 'HEAD'], stdout=f, check=True)
     return count
 
 
-# The recipe.
+def patches_in(directory: str) -> List[str]:
+    return collated(str(p) for p in Path(directory).glob('*.patch'))
+
 
 def patch_list(name: str, mutant: str, cache: str, base: str) -> List[str]:
-    """The patches of tree NAME, in the order they apply: a series first
-    (written against the plain base), the hook-ups, the reference patches
-    (reference and mutant trees), the mutant."""
+    """The patches of tree NAME in the order they apply: a series, the
+    hook-ups, the reference patches, the mutant."""
     patches = lib.base_patches(base)
     found = [series_diff(cache, base)] if name.startswith('series-') else []
     found += patches_in(os.path.join(patches, 'hookup'))
     if name in ('reference', 'mutant'):
         found += patches_in(os.path.join(patches, 'reference'))
-    if mutant:
-        found.append(mutant)
-    return found
-
-
-def patches_in(directory: str) -> List[str]:
-    """DIRECTORY/*.patch, in the order ls gives them."""
-    return collated(glob.glob(glob.escape(directory) + '/*.patch'))
+    return found + ([mutant] if mutant else [])
 
 
 def project_path(root: str, path: str) -> str:
-    """PATH relative to the project ROOT where it is in it, else PATH."""
-    inside = os.path.commonpath([os.path.abspath(root), os.path.abspath(path)])
-    if inside == os.path.abspath(root):
+    """PATH relative to the project ROOT where it is in it."""
+    if os.path.commonpath([os.path.abspath(root), os.path.abspath(path)]) \
+            == os.path.abspath(root):
         return os.path.relpath(path, root)
     return path
 
 
 def recipe(root: str, src: str, version: str, name: str,
            patches: Sequence[str]) -> str:
-    """A hash of everything the tree is made of: the source and its
-    version (a user's tree's state too), each patch by its path and each
-    overlay file by its name in the tree, with their content.  A patch of
-    the project is named by its path in the project, so every clone of the
-    same commit has the same recipe and reuses the trees of the cache."""
+    """A hash of the source, its version (a user's tree's state too), the
+    patches by their project path and the overlay, with their content."""
     digest = hashlib.sha256(os.fsencode(f'{src} {version}\n'))
     if name == 'custom':
         digest.update(tree_state(src))
@@ -267,38 +189,17 @@ def recipe(root: str, src: str, version: str, name: str,
     parts += [(f, os.path.join(root, f)) for f in regular_files(root, OVERLAY)]
     for label, path in parts:
         digest.update(os.fsencode(label + '\n'))
-        with open(path, 'rb') as f:
-            digest.update(f.read())
+        digest.update(Path(path).read_bytes())
     return digest.hexdigest()
 
 
 def up_to_date(tree: str, stamp: str) -> bool:
-    """Whether TREE was made from the recipe STAMP."""
-    path = os.path.join(tree, RECIPE)
-    return os.path.isfile(path) and cat(path) == stamp
-
-
-# The tree.
-
-def seed_tree(cache: str, name: str, base: str) -> str:
-    """A tree of the same base to start a new one from, its build
-    directories included, so that the new tree's first build recompiles
-    only what differs (the stock control after the reference, a
-    mutant).  None for a custom tree."""
-    if name == 'custom':
-        return ''
-    for seed in SEEDS:
-        tree = os.path.join(cache, 'trees', lib.tree_name(seed, base))
-        if os.path.isfile(os.path.join(tree, RECIPE)):
-            return tree
-    return ''
+    return cat(os.path.join(tree, RECIPE)) == stamp
 
 
 def seed_build(tree: str, build: str, base: str) -> None:
-    """TREE's BUILD directory, where it has none yet, copied from the
-    first tree of BASE that has one (SEEDS order): its first build then
-    recompiles only what differs from that tree, cache or not (a mutant
-    at another page size)."""
+    """TREE's BUILD directory, where it has none, copied from the first
+    tree of BASE that has one: its first build recompiles what differs."""
     if os.path.isdir(os.path.join(tree, build)):
         return
     for seed in SEEDS:
@@ -306,203 +207,181 @@ def seed_build(tree: str, build: str, base: str) -> None:
                              build)
         if os.path.dirname(other) != tree and os.path.isdir(other):
             print(f'starting {tree}/{build} from {other}')
-            tool(['cp', '-a', other, os.path.join(tree, build)], check=True)
+            run(['cp', '-a', other, os.path.join(tree, build)], check=True)
             return
 
 
-def new_tree(tree: str, src: str, seed: str) -> None:
-    """TREE as a copy of SEED or SRC.  Of SEED's build directories only
-    TARGET's default one comes along: the others may be many and large,
-    and the first build of another recompiles only what differs anyway
-    (ccache)."""
-    build = '.build-' + (os.environ.get('TARGET') or 'arm64-4k')
+def new_tree(tree: str, src: str, seed: str, target: str) -> None:
+    """TREE as a copy of SEED (with TARGET's default build) or SRC."""
+    build = f'.build-{target}'
     tmp = tree + '.tmp'
     if seed:
         print(f'starting {tree} from {seed} and its {build}')
-        tool(['rsync', '-a', '--exclude=/.build-*', seed + '/', tmp + '/'],
-             check=True)
+        run(['rsync', '-a', '--exclude=/.build-*', seed + '/', tmp + '/'],
+            check=True)
         if os.path.isdir(os.path.join(seed, build)):
-            tool(['cp', '-a', os.path.join(seed, build), tmp + '/'],
-                 check=True)
+            run(['cp', '-a', os.path.join(seed, build), tmp + '/'], check=True)
     else:
-        tool(['cp', '-a', src, tmp], check=True)
-    remove(os.path.join(tmp, '.git'))
-    remove(os.path.join(tmp, RECIPE))
+        run(['cp', '-a', src, tmp], check=True)
+    shutil.rmtree(os.path.join(tmp, '.git'), ignore_errors=True)
+    Path(tmp, RECIPE).unlink(missing_ok=True)
     os.rename(tmp, tree)
 
 
 def staged_content(root: str, src: str, stage: str,
                    patches: Sequence[str]) -> None:
-    """STAGE holds the overlay and every file a patch changes, patched;
-    STAGE.files lists them for rsync (anchored)."""
+    """STAGE: the overlay and every file a patch changes, patched;
+    STAGE.files lists them for rsync."""
     for path in OVERLAY:
+        here = os.path.join(stage, path)
         if os.path.isdir(os.path.join(root, path)):
-            os.makedirs(os.path.join(stage, path), exist_ok=True)
-            tool(['cp', '-a', os.path.join(root, path, '.'),
-                  os.path.join(stage, path) + '/'], check=True)
+            os.makedirs(here, exist_ok=True)
+            run(['cp', '-a', os.path.join(root, path, '.'), here + '/'],
+                check=True)
         else:
-            os.makedirs(os.path.join(stage, os.path.dirname(path)),
-                        exist_ok=True)
-            tool(['cp', '-a', os.path.join(root, path),
-                  os.path.join(stage, path)], check=True)
+            os.makedirs(os.path.dirname(here), exist_ok=True)
+            run(['cp', '-a', os.path.join(root, path), here], check=True)
     for path in lib.patched_files(*patches):
         if os.path.exists(os.path.join(stage, path)) or \
                 not os.path.exists(os.path.join(src, path)):
             continue
         os.makedirs(os.path.join(stage, os.path.dirname(path)), exist_ok=True)
-        tool(['cp', '-a', os.path.join(src, path), os.path.join(stage, path)],
-             check=True)
+        run(['cp', '-a', os.path.join(src, path), os.path.join(stage, path)],
+            check=True)
     for patch in patches:
         print(f'applying {os.path.basename(patch)}')
         with open(patch, 'rb') as f:
-            sys.stdout.flush()
-            rc = subprocess.run(['patch', '-p1', '-s', '-N',
-                                 '--no-backup-if-mismatch', '-d', stage],
-                                stdin=f).returncode
-        if rc:
-            shell.die(f'{os.path.basename(patch)} does not apply to {src}')
+            if run(['patch', '-p1', '-s', '-N', '--no-backup-if-mismatch',
+                    '-d', stage], stdin=f).returncode:
+                die(f'{os.path.basename(patch)} does not apply to {src}')
     # The overlay's own directories, whatever the builds left there.
-    listed = find_files(stage) + [
-        '/' + path for path in OVERLAY
-        if not os.path.exists(os.path.join(src, path))]
-    with open(stage + '.files', 'w', encoding='utf-8',
-              errors='surrogateescape') as f:
-        f.write(''.join(line + '\n' for line in listed))
+    listed = find_files(stage) + ['/' + path for path in OVERLAY
+                                  if not os.path.exists(f'{src}/{path}')]
+    Path(stage + '.files').write_text(''.join(f'{p}\n' for p in listed),
+                                      errors='surrogateescape')
 
 
 def unstaged(old: Sequence[str], new: Sequence[str]) -> List[str]:
-    """comm -23 of the sorted lists: the files staged for the tree's
-    previous recipe (OLD) and not for this one (NEW), in order."""
-    now = set(new)
-    return collated(set(path for path in old if path and path not in now))
+    """The files staged before (OLD) and not now (NEW), sorted."""
+    return collated(set(path for path in old if path) - set(new))
 
 
 def restore_unstaged(src: str, tree: str, old: str, new: str) -> None:
-    """The files listed in OLD and not in NEW go back to SRC's content,
-    or away where SRC has none."""
-    for path in unstaged(records(read(old)), records(read(new))):
+    """The files listed in OLD and not in NEW back to SRC's content, or
+    away where SRC has none."""
+    for path in unstaged(cat(old).split('\n'), cat(new).split('\n')):
         if os.path.isfile(src + path) or os.path.islink(src + path):
-            tool(['rsync', '-lc', src + path, tree + path], check=True)
+            run(['rsync', '-lc', src + path, tree + path], check=True)
         elif os.path.isfile(tree + path):
             os.remove(tree + path)
 
 
 def sync_tree(name: str, src: str, tree: str, staging: str) -> None:
-    """TREE made SRC plus the staging copy STAGING (listed in
-    STAGING.files).  Content compare, no times: only files that differ
-    get a new mtime, so make rebuilds exactly what changed.  The overlay
-    and the patched files come from the staging copy, so that a file a
-    patch changes is written once, and only when its patched content
-    changed."""
+    """TREE made SRC plus STAGING, by content: only files that differ get
+    a new mtime."""
     staged = os.path.join(tree, '.perf_aux-staged')
-    stamp = source_stamp(src)
+    stamp = f"{src} {cat(os.path.join(src, '.perf_aux-debian'))} " \
+        f'{lib.tree_version(src)}'
     if name != 'custom' and os.path.isfile(staged) and \
             cat(os.path.join(tree, '.perf_aux-src')) == stamp:
-        # A Debian source never changes: only what was staged before
-        # (a previous mutant) and what is staged now can differ.
+        # A Debian source never changes: only what was staged can differ.
         restore_unstaged(src, tree, staged, staging + '.files')
     else:
-        tool(['rsync', '-rlc', '--delete', '--exclude=/.build-*',
-              '--exclude=/.git', '--exclude=/.perf_aux-*',
-              f'--exclude-from={staging}.files', src + '/', tree + '/'],
-             check=True)
-    tool(['rsync', '-rlc', staging + '/', tree + '/'], check=True)
+        run(['rsync', '-rlc', '--delete', '--exclude=/.build-*',
+             '--exclude=/.git', '--exclude=/.perf_aux-*',
+             f'--exclude-from={staging}.files', src + '/', tree + '/'],
+            check=True)
+    run(['rsync', '-rlc', staging + '/', tree + '/'], check=True)
     shutil.copyfile(staging + '.files', staged)
     write_line(os.path.join(tree, '.perf_aux-src'), stamp)
 
 
-# The command.
-
-def usage_error(what: str, message: str) -> int:
-    """${WHAT:?MESSAGE}'s complaint, and its status."""
-    sys.stderr.write(f'perf_aux kernel-tree: {what}: {message}\n')
-    return 1
-
-
-class Source(NamedTuple):
-    """Where a tree comes from: the source tree, its base and its origin
-    in words (the tree's .perf_aux-source, the run's report)."""
-    src: str
-    base: str
-    origin: str
+def debian_source(cache: str, base: str) -> str:
+    """The base's Debian source, unpacked by perf_aux deps base-BASE."""
+    src = os.path.join(cache, 'src', base)
+    if not os.path.isfile(os.path.join(src, '.perf_aux-debian')):
+        die(f'no source for base {base} (run PYTHONPATH=scripts '
+            f'python3 -m perf_aux deps base-{base})')
+    return src
 
 
-def source(name: str, base: str, cache: str) -> Source:
-    """The source of tree NAME (base BASE unless it is a user's tree); the
-    series git am'd for a series-vN."""
-    if name in ('reference', 'stock', 'mutant'):
-        lib.check_base(base)
-        src = debian_source(cache, base)
-        return Source(src, base, f'Debian linux-source-{base} '
-                      f"{cat(os.path.join(src, '.perf_aux-debian'))}")
-    if name.startswith('series-'):
-        lib.check_base(base)
-        series = os.environ.get('SERIES', '')
-        if not series:
-            shell.die(f'{name} needs SERIES')
-        if not os.path.exists(series):
-            shell.die(f'SERIES={series}: no such file or directory')
-        src = debian_source(cache, base)
-        count = series_am(src, cache, base)
-        return Source(src, base, f'Debian linux-source-{base} '
-                      f"{cat(os.path.join(src, '.perf_aux-debian'))} + "
-                      f'series "{lib.series_subject()}" '
-                      f'({count} patches)')
+def source(r: Run, cache: str):
+    """The source of R's tree, its base and its origin in words."""
+    name = r.kernel
+    if name in ('reference', 'stock', 'mutant') or name.startswith('series-'):
+        lib.check_base(r.base)
+        if name.startswith('series-') and not r.series:
+            die(f'{name} needs SERIES')
+        if name.startswith('series-') and not os.path.exists(r.series):
+            die(f'SERIES={r.series}: no such file or directory')
+        src = debian_source(cache, r.base)
+        origin = f"Debian linux-source-{r.base} " \
+            f"{cat(os.path.join(src, '.perf_aux-debian'))}"
+        if name.startswith('series-'):
+            count = series_am(src, cache, r.base, r.series)
+            origin += f' + series "{lib.series_subject(r.series)}" ' \
+                f'({count} patches)'
+        return src, r.base, origin
     if name == 'custom':
-        src = os.environ.get('KERNEL_SRC', '')
+        src = r.src
         if not os.path.isfile(os.path.join(src, 'Makefile')):
-            shell.die(f'KERNEL_SRC={src} is not a kernel tree')
+            die(f'KERNEL_SRC={src} is not a kernel tree')
         version = lib.tree_version(src)
         base = lib.version_base(version)
         if not os.path.isdir(lib.base_patches(base)):
-            bases = ' '.join(lib.BASES)
-            shell.die(f'KERNEL_SRC={src} is {version}: no hook-ups for '
-                      f'{base} (bases: {bases})')
-        return Source(src, base, f'{src} ({tree_describe(src)})')
-    shell.die(f"unknown tree '{name}'")
+            die(f'KERNEL_SRC={src} is {version}: no hook-ups for '
+                f"{base} (bases: {' '.join(lib.BASES)})")
+        return src, base, f'{src} ({tree_describe(src)})'
+    die(f"unknown tree '{name}'")
 
 
-def kernel_tree(name: str, mutant: str) -> int:
-    """Tree NAME (with MUTANT, a patch, for a mutant) brought up to
-    date: nothing done where its recipe is the one it was made from, else
-    made anew from a seed or its source, or synced, file by file."""
+def kernel_tree(r: Run, mutant: str = '') -> int:
+    """R's tree (with MUTANT, a patch) brought up to date."""
     root, cache = lib.ROOT, lib.cache()
-    if name == 'custom' and not os.environ.get('KERNEL_SRC'):
-        return usage_error('KERNEL_SRC', 'custom needs KERNEL_SRC')
-    base = os.environ.get('BASE') or lib.default_base()
-    src, base, origin = source(name, base, cache)
+    src, base, origin = source(r, cache)
     if mutant:
         if not os.path.isfile(mutant):
-            shell.die(f'no mutant patch {mutant}')
+            die(f'no mutant patch {mutant}')
         mutant = os.path.realpath(mutant)
-    tree = os.path.join(cache, 'trees', lib.tree_name(name, base))
+    tree = os.path.join(cache, 'trees', lib.tree_name(r.kernel, base))
     version = lib.tree_version(src)
-    patches = patch_list(name, mutant, cache, base)
-    stamp = recipe(root, src, version, name, patches)
+    patches = patch_list(r.kernel, mutant, cache, base)
+    stamp = recipe(root, src, version, r.kernel, patches)
     print(f'kernel source: {origin}, version {version}')
     if up_to_date(tree, stamp):
         print(f'tree {tree} is up to date')
         return 0
-
     os.makedirs(os.path.join(cache, 'trees'), exist_ok=True)
     if not os.path.isdir(tree):
-        new_tree(tree, src, seed_tree(cache, name, base))
+        seeds = [] if r.kernel == 'custom' else [
+            t for t in (os.path.join(cache, 'trees', lib.tree_name(s, base))
+                        for s in SEEDS) if os.path.isfile(f'{t}/{RECIPE}')]
+        new_tree(tree, src, (seeds or [''])[0], r.target)
     staging = tempfile.mkdtemp(prefix='tmp.')
     try:
         staged_content(root, src, staging, patches)
-        sync_tree(name, src, tree, staging)
+        sync_tree(r.kernel, src, tree, staging)
     finally:
-        remove(staging)
-        remove(staging + '.files')
+        shutil.rmtree(staging, ignore_errors=True)
+        Path(staging + '.files').unlink(missing_ok=True)
     write_line(os.path.join(tree, '.perf_aux-source'),
                f'{origin}, version {version}')
     write_line(os.path.join(tree, RECIPE), stamp)
     return 0
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if not args or not args[0]:
-        return usage_error('1', USAGE)
-    return shell.entry(lambda: kernel_tree(args[0], args[1]
-                                           if len(args) > 1 else ''))
+def main(argv: List[str]) -> int:
+    """kernel-tree NAME [MUTANT.patch], the rest from the environment."""
+    if not argv or not argv[0]:
+        sys.stderr.write('perf_aux kernel-tree: 1: usage: python3 -m '
+                         'perf_aux kernel-tree NAME [MUTANT.patch]\n')
+        return 1
+    if argv[0] == 'custom' and not os.environ.get('KERNEL_SRC'):
+        sys.stderr.write('perf_aux kernel-tree: KERNEL_SRC: custom needs '
+                         'KERNEL_SRC\n')
+        return 1
+    env = os.environ
+    r = Run(argv[0], env.get('BASE') or lib.default_base(),
+            env.get('TARGET') or 'arm64-4k', src=env.get('KERNEL_SRC', ''),
+            series=env.get('SERIES', ''))
+    return kernel_tree(r, argv[1] if len(argv) > 1 else '')

@@ -59,7 +59,7 @@ class BesideStagesTest(unittest.TestCase):
         with open(stub, 'w') as f:
             f.write(f'SCRIPTS = {SCRIPTS!r}\n' + FAKE +
                     'check.Check.run_stage = run_stage\n'
-                    'sys.exit(check.main())\n')
+                    'sys.exit(check.main(sys.argv[1:]))\n')
         namespace = {'SCRIPTS': SCRIPTS}
         exec(compile(FAKE, 'fake', 'exec'), namespace)  # noqa: S102
         for patch in (mock.patch.dict(os.environ, PERF_AUX_OUT=self.out,

@@ -32,7 +32,7 @@ class DepsTest(unittest.TestCase):
 
     def test_nothing_missing_installs_nothing(self) -> None:
         d = deps.Deps()
-        with mock.patch.object(deps, 'tool') as run:
+        with mock.patch.object(deps, 'run') as run:
             d.install_packages(['dpkg', 'bash'])
         run.assert_not_called()
 

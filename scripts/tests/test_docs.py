@@ -7,7 +7,6 @@ import os
 import re
 import unittest
 
-from perf_aux.files import read
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
@@ -23,7 +22,7 @@ PATH = re.compile(r'`((?:scripts|docs|lava-jobs|integrations|'
 class DocsTest(unittest.TestCase):
     def test_links_resolve(self) -> None:
         for page in PAGES:
-            text = read(os.path.join(ROOT, page))
+            text = open(os.path.join(ROOT, page), encoding='utf-8').read()
             for target in LINK.findall(text):
                 if re.match(r'[a-z]+:|#', target):
                     continue
@@ -34,7 +33,7 @@ class DocsTest(unittest.TestCase):
 
     def test_paths_exist(self) -> None:
         for page in PAGES:
-            text = read(os.path.join(ROOT, page))
+            text = open(os.path.join(ROOT, page), encoding='utf-8').read()
             for path in PATH.findall(text):
                 if re.search(r'[<>*\[{]|\.\.\.|…', path):
                     continue

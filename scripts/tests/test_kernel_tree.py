@@ -381,8 +381,12 @@ class SeriesTest(TreeTestCase):
     def series_am(self, series: str) -> subprocess.CompletedProcess:
         """tree.series_am in a process of its own (perf_aux.lib's die ends it),
         then the diff it made."""
-        code = ('import sys\nfrom perf_aux import tree\n'
-                'tree.series_am(sys.argv[1], sys.argv[2], "7.3")\n'
+        code = ('import os, sys\nfrom perf_aux import lib, tree\n'
+                'try:\n'
+                '    tree.series_am(sys.argv[1], sys.argv[2], "7.3",\n'
+                '                   os.environ["SERIES"])\n'
+                'except lib.Error:\n'
+                '    sys.exit(2)\n'
                 'print(open(tree.series_diff(sys.argv[2], "7.3")).read())\n')
         return subprocess.run(
             [sys.executable, '-c', code, self.src, self.cache],
@@ -390,8 +394,8 @@ class SeriesTest(TreeTestCase):
             capture_output=True, text=True)
 
     def lib(self, series: str, *funcs: str) -> List[str]:
-        with mock.patch.dict(os.environ, SERIES=series):
-            return [getattr(lib, f.split()[0])(*f.split()[1:]) for f in funcs]
+        return [getattr(lib, f.split()[0])(*f.split()[1:], series)
+                for f in funcs]
 
     def test_series_applies_with_git_am(self) -> None:
         series = self.make_series('int util2;\n')

@@ -137,10 +137,10 @@ class BootTest(unittest.TestCase):
             return subprocess.CompletedProcess(argv, 0)
 
         with tempfile.NamedTemporaryFile() as log, \
-                mock.patch.dict(os.environ, BOOT_EXTRA_SECONDS='600'), \
                 mock.patch('subprocess.run', run):
             self.assertEqual(0, kselftest.boot('arm64-4k', b, '/b/i.gz',
-                                               log.name, '4', ['x=1', 'y']))
+                                               log.name, '4', ['x=1', 'y'],
+                                               600))
         [argv] = booted
         self.assertEqual(['timeout', '1800', 'qemu-system-aarch64'], argv[:3])
         self.assertIn(lib.ARM64_QEMU_CPU, argv)

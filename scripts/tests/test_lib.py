@@ -8,6 +8,7 @@ a run's, the vmap
 benchmark's test mask from a tree's own test_case_array.
 """
 
+import json
 import os
 import sys
 import tempfile
@@ -17,7 +18,7 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 sys.path.insert(0, SCRIPTS)
-from perf_aux import lib  # noqa: E402
+from perf_aux import kunit, lib  # noqa: E402
 
 
 class LibTest(unittest.TestCase):
@@ -60,7 +61,7 @@ class LibTest(unittest.TestCase):
         self.assertFalse(lib.granule_strict('custom', 'hugetlb'))
 
     def test_selectors_die(self) -> None:
-        with mock.patch('sys.stderr'), self.assertRaises(lib.Died) as e:
+        with mock.patch('sys.stderr'), self.assertRaises(lib.Error) as e:
             lib.check_target('sparc')
         self.assertEqual("unknown TARGET='sparc' (one of: arm64-4k arm64-16k "
                          "arm64-64k x86_64)", str(e.exception))
@@ -92,9 +93,29 @@ class LibTest(unittest.TestCase):
         self.assertEqual('v7', lib.series_version(d))
         mbox = self.write('one.mbox', 'Subject: [PATCH] x\nFrom: y\n')
         self.assertEqual('v1', lib.series_version(mbox))
-        with mock.patch.dict(os.environ, SERIES=d, KERNEL_SRC=''):
-            self.assertEqual('series-v7', lib.kernel_name('reference'))
-            self.assertEqual('stock', lib.kernel_name('stock'))
+        self.assertEqual('series-v7', lib.kernel_name('reference', d))
+        self.assertEqual('stock', lib.kernel_name('stock', d))
+        self.assertEqual('custom', lib.kernel_name('reference', '', '/src'))
+
+    def test_run_from_the_selectors(self) -> None:
+        """make's selectors read once into a Run, checked; its results
+        directory says what it is of (run.json)."""
+        env = {'KERNEL': 'stock', 'BASE': '7.2', 'VARIANT': 'strict',
+               'KERNEL_ARGS': 'a=1 b', 'PERF_AUX_OUT': self.dir.name}
+        with mock.patch.dict(os.environ, env):
+            r = lib.env_run(env)
+            self.assertEqual('stock-7.2-arm64-4k-strict', r.name)
+            self.assertEqual(('a=1', 'b'), r.kargs)
+            os.makedirs(r.results)
+            r.save()
+            with open(os.path.join(r.results, 'run.json')) as f:
+                saved = json.load(f)
+            self.assertEqual(r, lib.Run(**{**saved,
+                                          'kargs': tuple(saved['kargs'])}))
+        with mock.patch('sys.stderr'), self.assertRaises(lib.Error):
+            lib.env_run({'VARIANT': 'nonesuch'})
+        with mock.patch('sys.stderr'), self.assertRaises(lib.Error):
+            lib.env_run({'SERIES': 'x', 'KERNEL_SRC': 'y'})
 
     def test_console_reports(self) -> None:
         log = self.write('console.log', (
@@ -138,7 +159,7 @@ class LibTest(unittest.TestCase):
                          lib.vmalloc_args('/nonexistent', 'bench'))
 
     def test_without_kvm(self) -> None:
-        argv = lib.without_kvm(['qemu', '-m', '1'])
+        argv = kunit.without_kvm(['qemu', '-m', '1'])
         self.assertEqual(['qemu', '-m', '1'], argv[-3:])
         self.assertEqual(os.path.exists('/dev/kvm'), argv[0] == 'unshare')
 

@@ -42,8 +42,8 @@ class ModuleMutantsTest(unittest.TestCase):
         """The names each_mutant was given, None if it was not called."""
         runs = []
         c = check.Check(False)
-        with mock.patch.dict(os.environ, BASE=base), \
-                mock.patch.object(mutants, 'each_mutant',
+        c.base = base
+        with mock.patch.object(mutants, 'each_mutant',
                                   lambda c, d, w, f, n: runs.append(n)), \
                 contextlib.redirect_stdout(io.StringIO()):
             mutants.run_module_mutants(c, CATALOGUE, list(names))

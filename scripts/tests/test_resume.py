@@ -61,10 +61,10 @@ class ResumeTest(unittest.TestCase):
         c.verdict(self.outcome, 'fake: c')
 
     def run_stage(self, resume: str = '') -> tuple:
-        c = check.Check(True)
-        c.root = self.clone
         with mock.patch.dict(os.environ, RESUME=resume), \
                 contextlib.redirect_stdout(io.StringIO()) as out:
+            c = check.Check(True)
+            c.root = self.clone
             c.run_stage('fake')
         return c, out.getvalue().splitlines()
 
@@ -127,13 +127,13 @@ class ResumeTest(unittest.TestCase):
         kept = os.path.join(self.tmp, 'out', 'results', 'run')
         for resume, ran in (('', 1), ('1', 1), ('', 2)):
             os.makedirs(kept, exist_ok=True)
-            c = check.Check(True)
-            c.root = self.clone
             with mock.patch.dict(os.environ, RESUME=resume), \
                     mock.patch.object(check.Check, 'call', return_value=0), \
                     mock.patch.object(check.Check, 'results',
                                       return_value=(0, '')), \
                     contextlib.redirect_stdout(io.StringIO()):
+                c = check.Check(True)
+                c.root = self.clone
                 check.tier(c, [])
             self.assertEqual(ran, self.ran)
             self.assertEqual(bool(resume), os.path.isdir(kept))

@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 ROOT = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
-from perf_aux import files, lib, series, shell  # noqa: E402
+from perf_aux import lib, series, shell  # noqa: E402
 
 MAKEFILE = """\
 # a comment naming gone_test and gone.c stays
@@ -281,15 +281,6 @@ class ChecksTest(unittest.TestCase):
         self.assertEqual(['a.c: warning: x', 'ld: Error: y'], series.warnings(
             'cc a.c\na.c: warning: x\nok\nld: Error: y'))
 
-    def test_head_tail(self) -> None:
-        text = ''.join(f'{i}\n' for i in range(30))
-        self.assertEqual(''.join(f'{i}\n' for i in range(10)),
-                         files.head(text, 10))
-        self.assertEqual(''.join(f'{i}\n' for i in range(10, 30)),
-                         files.tail(text, 20))
-        self.assertEqual('a\nb', files.head('a\nb', 10))
-        self.assertEqual('a\nb', files.tail('a\nb', 20))
-
 
 class ShellTest(unittest.TestCase):
     """perf_aux.shell: a script's status from what ended it."""
@@ -305,18 +296,16 @@ class ShellTest(unittest.TestCase):
         self.assertTrue(lib.granule_strict('stock', 'strict'))
 
     def test_status(self) -> None:
-        """A die ends the script with 2, a failed tool or step with its
-        status, the function's own status otherwise."""
-        def failed_step() -> int:
-            raise subprocess.CalledProcessError(5, ['git'])
-
-        with mock.patch('sys.stderr'):
-            self.assertEqual(2, shell.entry(lambda: lib.check_base('0.1')))
-        self.assertEqual(5, shell.entry(failed_step))
-        self.assertEqual(
-            3, shell.entry(lambda: shell.tool(['sh', '-c', 'exit 3'],
-                                              check=True)))
-        self.assertEqual(4, shell.entry(lambda: 4))
+        """A failed step raises the one error with its status; a program
+        past its time is status 124, as timeout(1) says."""
+        with mock.patch('sys.stderr'), self.assertRaises(lib.Error) as e:
+            lib.check_base('0.1')
+        self.assertEqual(2, e.exception.status)
+        with self.assertRaises(lib.Error) as e:
+            lib.run(['sh', '-c', 'exit 3'], check=True)
+        self.assertEqual(3, e.exception.status)
+        self.assertEqual(124, lib.status(['sleep', '5'], timeout=0.1))
+        self.assertEqual('a', lib.text(['echo', 'a']))
 
     def test_stage_block(self) -> None:
         """The end line gives the time and the status the block put, or

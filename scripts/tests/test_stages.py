@@ -22,7 +22,7 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 sys.path.insert(0, SCRIPTS)
-from perf_aux import check, shell, stages  # noqa: E402
+from perf_aux import check, lib, stages  # noqa: E402
 
 
 class StagesTest(unittest.TestCase):
@@ -40,8 +40,7 @@ class StagesTest(unittest.TestCase):
                                   return_value=(0, 'stand-in line')),
                 mock.patch.object(check.Check, 'results_shown',
                                   return_value=0),
-                mock.patch.object(stages, 'tool', return_value=0),
-                mock.patch.object(shell, 'tool', return_value=0)):
+                mock.patch('perf_aux.run.job', return_value=0)):
             patch.start()
             self.addCleanup(patch.stop)
 
@@ -91,6 +90,19 @@ class StagesTest(unittest.TestCase):
             stages.lava_runs(c)
         run_job.assert_called_once_with('reference', 'arm64-16k', 'default')
 
+    def test_a_run_that_dies_leaves_the_tier_going(self) -> None:
+        """make run in this process: a run that dies is judged by what it
+        left, the tier goes on."""
+        c = check.Check(False)
+        with mock.patch('perf_aux.run.job', side_effect=lib.Error('x')), \
+                contextlib.redirect_stdout(io.StringIO()) as out:
+            c.run_job('reference', 'arm64-4k', 'strict', 'a=1')
+        self.assertEqual(['ok - reference-7.3-arm64-4k-strict: 0 kernel '
+                          'reports on its consoles'],
+                         out.getvalue().splitlines())
+        self.assertEqual(os.path.join(self.out, 'results',
+                                      'reference-7.3-arm64-4k-strict'), c.res)
+
     def test_full_tier_order(self) -> None:
         """The full tier runs the default base, the once stages, the rest.
 
@@ -99,7 +111,7 @@ class StagesTest(unittest.TestCase):
         ran = []
 
         def run_stage(c, s):
-            ran.append((s, os.environ['BASE'], c.peers_default))
+            ran.append((s, c.base, c.peers_default))
         os.environ.pop('BASE')
         c = check.Check(True)
         with mock.patch.object(check.Check, 'run_stage', run_stage), \
@@ -141,9 +153,9 @@ class StagesTest(unittest.TestCase):
 
     def test_unknown_stage(self) -> None:
         c = check.Check(False)
-        with mock.patch('sys.stderr'), self.assertRaises(SystemExit) as e:
+        with mock.patch('sys.stderr'), self.assertRaises(lib.Error) as e:
             c.run_stage('nonesuch')
-        self.assertEqual(2, e.exception.code)
+        self.assertEqual(2, e.exception.status)
 
 
 def sections(text: str, heading: str) -> dict:
