@@ -32,6 +32,9 @@ SERIES_SUITES = (('kernel/events/ring_buffer_kunit.kunitconfig',
                   'perf_aux_alloc'),
                  ('mm/tests/vmap_granule_kunit.kunitconfig', 'vmap_granule'))
 EXEC_SECONDS = 900
+# Where the architecture has huge vmap: the granule suite runs on the tree
+# with the reference large vmap (the base's reference patches *vmalloc*).
+REFERENCE_ARCHS = ('x86_64', 'arm64', 'riscv', 'powerpc')
 
 
 def without_kvm(argv: Sequence[str]) -> List[str]:
@@ -247,7 +250,23 @@ def kernelci_results(path: str,
     return lines, ok
 
 
-def series_runs(tree: str, archs: str, kernelci: bool) -> int:
+def reference_tree(tree: str, base: str) -> str:
+    """TREE with the base's reference large vmap applied, as a hard-linked
+    copy beside it (patch writes new files: TREE stays as it is)."""
+    ref = os.path.join(os.path.dirname(tree), 'reference-tree')
+    shutil.rmtree(ref, ignore_errors=True)
+    run(['cp', '-al', tree, ref], what=f'cp -al {tree} {ref}')
+    patches = sorted(Path(lib.ROOT, 'scripts/patches', base,
+                          'reference').glob('*vmalloc*'))
+    if not patches:
+        lib.die(f'no large vmap among the {base} reference patches')
+    for p in patches:
+        run(['patch', '-s', '-p1', '-d', ref, '-i', str(p)],
+            what=f'{p.name} does not apply to {tree}')
+    return ref
+
+
+def series_runs(tree: str, archs: str, kernelci: bool, base: str) -> int:
     """kunit.py in TREE as its users run it; 1 if a run that should pass
     did not."""
     dirs = os.path.join(lib.cache(), 'kunitpy')
@@ -279,6 +298,20 @@ def series_runs(tree: str, archs: str, kernelci: bool) -> int:
                 print(f"kunit.py run {archarg[0] if archarg else '(UML)'} "
                       f'--kunitconfig={kc}: rc={rc}: {summary(log)}')
                 fail |= rc != 0
+    ref = reference_tree(tree, base)
+    kc = 'mm/tests/vmap_granule_kunit.kunitconfig'
+    for arch in REFERENCE_ARCHS:
+        if archs and arch not in archs.split():
+            continue
+        cross = KUNITPY_CROSS[arch]
+        log = f'{out}/{arch}-vmap_granule-reference.log'
+        rc = kunit_py(f'{dirs}/{arch}-vmap_granule-reference', log,
+                      ['run', f'--kunitconfig={kc}', f'--arch={arch}',
+                       *([f'--cross_compile={cross}'] if cross else [])],
+                      ref, cross)
+        print(f'kunit.py run --arch={arch} --kunitconfig={kc} (reference '
+              f'large vmap): rc={rc}: {summary(log)}')
+        fail |= rc != 0
     # UML with every test option of the series it can have, built (the
     # kernel test robot's UML builds reach them).
     rc = kunit_py(f'{dirs}/um-all', f'{out}/um-all-options.log',
@@ -318,7 +351,7 @@ def main(argv: List[str]) -> int:
         tree = argv[1] if len(argv) > 1 else \
             os.path.join(lib.cache(), 'series', base, 'tree')
         return series_runs(tree, env.get('KUNITPY_ARCHS', ''),
-                           (env.get('KUNITPY_KERNELCI') or '1') == '1')
+                           (env.get('KUNITPY_KERNELCI') or '1') == '1', base)
     if len(argv) < 4:
         print('usage: python3 -m perf_aux kunit NAME TARGET VARIANT LOG '
               '[KERNEL_ARG...]', file=sys.stderr)
