@@ -1,18 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A local LAVA lab on 127.0.0.1: Debian's lava-server 2023.01,
-PostgreSQL and one lava-worker, a "qemu" device type and devices qemu-01
-and qemu-02.  Usage, files and what it works around: lava-jobs/README.md.
-
-python3 -m perf_aux_lava lab start|status|stop
-
-The container's PID 1 is not systemd and the lava packages ship systemd
-units only: PostgreSQL runs by its init script, and gunicorn,
-lava-scheduler and lava-worker by the commands of their units
-(DAEMONS, with the values this lab gives them), from pid files in
-$PERF_AUX_CACHE/lab/run.  The database and objects come from lava-server's
-postinst.py and "lava-server manage".  Runs as root; every wait has a
-bound.
-"""
+"""python3 -m perf_aux_lava lab start|status|stop: a local LAVA lab on
+127.0.0.1 (lava-server 2023.01, PostgreSQL, one lava-worker, devices
+qemu-01 and qemu-02; lava-jobs/README.md).  No systemd here: PostgreSQL
+runs by its init script, the three daemons by their units' commands
+(Daemon).  Runs as root; every wait has a bound."""
 
 import glob
 import os
@@ -51,9 +42,8 @@ def say(msg: str) -> None:
 
 
 class Daemon(NamedTuple):
-    """A daemon as its package's unit starts it (Type=simple).  Ours by a
-    pid file in RUN and marker in its /proc cmdline (gunicorn rewrites
-    its own); group: stopped with its whole session (KillMode=
+    """A daemon as its unit starts it, ours by a pid file in RUN and marker
+    in its cmdline; group: stopped with its session (KillMode=
     control-group) or alone (KillMode=process)."""
     name: str
     argv: List[str]
@@ -123,10 +113,8 @@ class Daemon(NamedTuple):
             say(f'{self.name} stopped')
 
 
-# The units' ExecStart= with this lab's values: gunicorn on 127.0.0.1 with
-# two eventlet workers (the unit's default is four; the machine has two
-# cores); no lava-publisher (nothing needs its events): the worker's
-# websocket fails and it polls, every 5 s, not 20, so a job starts quickly.
+# The units' ExecStart= with this lab's values: gunicorn on 127.0.0.1, two
+# workers (two cores); no lava-publisher, so the worker polls, every 5 s.
 GUNICORN = Daemon('gunicorn', [
     '/usr/bin/gunicorn3', 'lava_server.wsgi', '--log-level', 'INFO',
     '--log-file', f'{LOGS}/gunicorn.log', '-u', 'lavaserver', '-g',

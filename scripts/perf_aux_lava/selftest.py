@@ -1,10 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make lab-selftest (the lava_lab stage of make check-full): one "ok -
-lava: lab: ..." or "not ok - ..." line a check, exit 1 if any is not ok;
-its files in out/lab/.  What it checks: lava-jobs/README.md.
-
-python3 -m perf_aux_lava lab selftest [qemu]
-"""
+"""python3 -m perf_aux_lava lab selftest [qemu] (make lab-selftest, stage
+lava_lab): an "ok - lava: lab: ..." line a check (lava-jobs/README.md),
+exit 1 if any is not ok; its files in out/lab/."""
 
 import glob
 import os

@@ -1,11 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make submit: the LAVA jobs of runs (or job files) submitted through
-lavacli all at once, waited for with a bound, and each run's console
-split by the direct run's splitters into out/results/<run>/.  Its options
-and exit status: docs/lava.md.
-
-python3 -m perf_aux_lava submit [RUN|JOB.yaml]...
-"""
+"""python3 -m perf_aux_lava submit [RUN|JOB.yaml]... (make submit,
+docs/lava.md): the jobs submitted through lavacli all at once, waited for
+with a bound, each run's console split into out/results/<run>/."""
 
 import glob
 import json
@@ -44,10 +40,9 @@ def local_url() -> str:
 
 
 def local_lab(url: str) -> bool:
-    """url is the local lab (python3 -m perf_aux_lava lab) of this
-    machine."""
-    port = os.environ.get('PERF_AUX_LAB_PORT', '8000')
-    return url in (local_url(), f'http://localhost:{port}')
+    """url is this machine's lab (perf_aux_lava lab)."""
+    return url in (local_url(), local_url().replace('127.0.0.1',
+                                                    'localhost'))
 
 
 @dataclass
