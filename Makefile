@@ -28,15 +28,16 @@
 # make submit [LAB=URL] [RUNS="reference-7.3-arm64-4k stock-7.3-arm64-4k"]
 #              the LAVA jobs of RUNS (default the run KERNEL, BASE, TARGET
 #              select) submitted to the lab at LAB (default the local lab)
-#              all at once, waited for, their results fetched through the
-#              API into out/results/<run>/ as make run writes them; token in
-#              LAVA_TOKEN or LAVA_TOKEN_FILE; exit 3: a job Incomplete or
-#              Canceled (scripts/lava/submit.sh, scripts/perf_aux_lava)
+#              all at once through lavacli, waited for, their results
+#              fetched into out/results/<run>/ as make run writes them;
+#              token in LAVA_TOKEN or LAVA_TOKEN_FILE, its user in LAVA_USER;
+#              exit 3: a job Incomplete or Canceled (python3 -m
+#              perf_aux_lava submit)
 # make lab-selftest  a local LAVA lab on 127.0.0.1 (lava-server, lava-worker,
 #              PostgreSQL): started, a job needing no kernel, the fault
 #              cases, the QEMU arm64-4k job and KernelCI's own kselftest
-#              job run through it, stopped (scripts/lava/lab.sh,
-#              scripts/perf_aux_lava)
+#              job run through it, stopped (python3 -m perf_aux_lava lab
+#              selftest)
 # make soak [DURATION=600]  soak_test alone for DURATION seconds on the
 #              sanitize kernel: trace on every CPU at the highest rate, churn,
 #              fault injection; bytes checked, wraps, injected failures and
@@ -49,7 +50,8 @@
 # KERNEL_SRC=/path/to/linux  KERNEL_ARGS="extra boot parameters"
 # SERIES=mbox|dir  the reference kernel is BASE + that series (git am)
 #
-# The targets but submit, lab-selftest and clean run $(PERF_AUX) VERB
+# The targets but submit, lab-selftest (python3 -m perf_aux_lava) and clean
+# run $(PERF_AUX) VERB
 # (scripts/perf_aux/__main__.py, whose --help lists the verbs).
 
 BASE ?=
@@ -96,10 +98,10 @@ expected:
 		out/results/reference-$${BASE:-$$($(PERF_AUX) default-base)}-*/
 
 submit:
-	scripts/lava/submit.sh $(RUNS)
+	PYTHONPATH=scripts python3 -m perf_aux_lava submit $(RUNS)
 
 lab-selftest:
-	scripts/lava/lab.sh selftest qemu
+	PYTHONPATH=scripts python3 -m perf_aux_lava lab selftest qemu
 
 repeat:
 	$(PERF_AUX) repeat $(ROUNDS)

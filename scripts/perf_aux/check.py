@@ -91,7 +91,8 @@ class Check(Verdicts):
         """The reference run through the local lab (PERF_AUX_LAB_RUNS)."""
         runs = self.environ.get('PERF_AUX_LAB_RUNS') or \
             self.result_name('reference', 'arm64-4k', 'default')
-        return self.line_checks(f'{self.root}/scripts/lava/lab.sh',
+        return self.line_checks('env', f'PYTHONPATH={self.root}/scripts',
+                                'python3', '-m', 'perf_aux_lava', 'lab',
                                 'selftest', 'qemu',
                                 env={'PERF_AUX_LAB_RUNS': runs})
 
@@ -225,7 +226,8 @@ STAGES = (
     Stage('lava_lab', 'full', ONCE, 'LAVA lab, server and worker',
           Check.lab_selftest),
     Stage('lava_schema', 'quick', ONCE, 'LAVA jobs, schemas',
-          lambda c: c.line_checks(f'{c.root}/scripts/lava/check.sh',
+          lambda c: c.line_checks('env', f'PYTHONPATH={c.root}/scripts',
+                                  'python3', '-m', 'perf_aux_lava', 'check',
                                   '--schema'),
           beside=True, deps=('lava-jobs', 'scripts', ':!*.md')),
     # A missing upstream mirror is a skipped check.

@@ -22,7 +22,7 @@ from .lib import DEVNULL, PIPE, STDOUT, collated, die, run, text
 # lava-jobs/generate.py (/usr/bin/python3), before any LAVA stage.
 COMMON = ('bc bison flex libelf-dev libssl-dev ccache cpio gcc make xz-utils '
           'rsync kmod python3 gzip libopencsd-bin busybox-static python3-yaml '
-          'python3-jinja2').split()
+          'python3-jinja2 lavacli').split()
 ARM64 = 'gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm'.split()
 X86 = 'qemu-system-x86 busybox-static libc6-dev'.split()
 # kunit.py's other architectures (perf_aux kunit --series): their cross

@@ -187,7 +187,8 @@ def lava_runs(c: Verdicts) -> int:
         run = c.result_name('reference', target, 'default')
         if not os.path.isdir(f'{c.out}/results/{run}'):
             c.run_job('reference', target, 'default')
-    return c.line_checks(f'{c.root}/scripts/lava/check.sh')
+    return c.line_checks('env', f'PYTHONPATH={c.root}/scripts', 'python3',
+                         '-m', 'perf_aux_lava', 'check')
 
 
 def testdefs_run(c: Verdicts) -> None:

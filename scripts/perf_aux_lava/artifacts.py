@@ -9,8 +9,9 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import Optional
+from typing import List, Optional
 
+from . import common
 from .common import ROOT
 
 # Suites of the direct run the jobs do not run, left out where the two are
@@ -75,6 +76,19 @@ def testdefs(parent: str) -> str:
                           capture_output=True, text=True).stdout.strip()
     commit_all(repo, 'main', f'lava-jobs of {head}')
     return repo
+
+
+def generate(out: str, job: str = '', sets: List[str] = (),
+             lab: str = '') -> int:
+    """lava-jobs/generate.py's rendering of the jobs (all, or job) with
+    lab's values (default lab.example.yaml) and sets into out: its exit
+    status."""
+    argv = [common.PYTHON, os.path.join(ROOT, 'lava-jobs', 'generate.py'),
+            '--out', out] + (['--lab', lab] if lab else [])
+    for s in sets:
+        argv += ['--set', s]
+    return common.run(argv + ([job] if job else []),
+                      stdout=subprocess.DEVNULL)
 
 
 def commit_all(repo: str, branch: str, message: str) -> None:

@@ -1,25 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The LAVA checks, one line each, "ok - lava: ..." or
-"not ok - lava: ...":
- 1. lava-jobs/jobs/ are what lava-jobs/generate.py renders from
-    lava-jobs/lab.example.yaml;
- 2. lava_common.schemas accepts every job and the test definition, and
-    rejects each broken variant (REJECTS in perf_aux_results/lava_jobs.py);
-    the dispatcher builds the pipeline of each job it cannot run here
-    (lava-run --validate on a stand-in device of the job's type); the FVP
-    device-tree overlay applies;
- 3. the real dispatcher (lava-run) runs the QEMU arm64-4k job on the kernel
-    and ramdisk the pipeline built, and the cases LAVA records equal the
-    direct run's, group by group (the 16K job too, where its kernel has
-    the virtio disk LAVA's overlay needs).
-Exit 0 iff no "not ok".  Installs what it needs (perf_aux deps lava).
+"""The LAVA checks (stages lava_schema and lava), one "ok - lava: ..." or
+"not ok - lava: ..." line each, exit 0 iff none is not ok: lava-jobs/jobs/
+are generate.py's rendering of lab.example.yaml; lava_common's schemas
+accept every job and reject each broken one; lava-run --validate builds
+the jobs it cannot run here; the FVP device-tree overlay applies; lava-run
+runs the QEMU jobs and LAVA records the direct runs' cases
+(lava-jobs/README.md).  Installs what it needs (perf_aux deps lava).
 
-Usage: scripts/lava/check.sh [--schema] [BUILD_DIR [RESULTS_DIR]]
-  --schema     checks 1 and 2 only (no lava-run of a job: make check)
-  BUILD_DIR    an arm64 build (Image.gz, initramfs.cpio.gz); default the
-               reference arm64-4k of BASE (default base), and arm64-16k too
-  RESULTS_DIR  its direct run's KTAP (make run); default
-               out/results/reference-<base>-arm64-4k
+python3 -m perf_aux_lava check [--schema] [BUILD_DIR [RESULTS_DIR]]
+  --schema     no lava-run of a job (make check)
+  BUILD_DIR    an arm64 build; default the reference arm64-4k and 16k of BASE
+  RESULTS_DIR  its direct run's KTAP; default out/results/reference-<base>-arm64-4k
 """
 
 import glob
@@ -44,7 +35,6 @@ VALIDATE = {
     'n1sdp-spe': ('firmware', 'kernel', 'ramdisk'),
     'ava-spe': ('kselftest_url',),
 }
-GENERATE = os.path.join(ROOT, 'lava-jobs', 'generate.py')
 LAVA_CACHE = os.path.join(plib.cache(), 'lava')
 TEMPLATES = os.path.join(LAVA_CACHE, 'lava-server', 'usr', 'share',
                          'lava-server', 'device-types')
@@ -66,13 +56,6 @@ class Checks:
         from perf_aux_results import lava
         self.bad |= bool(lava.emit(checks))
 
-    def generate(self, out: str, job: str = '', sets: List[str] = ()) -> int:
-        argv = [common.PYTHON, GENERATE, '--out', out]
-        for s in sets:
-            argv += ['--set', s]
-        return common.run(argv + ([job] if job else []),
-                          stdout=subprocess.DEVNULL)
-
     def device(self, job: str, out: str) -> bool:
         from perf_aux_results import lava_jobs
         try:
@@ -84,7 +67,7 @@ class Checks:
 
     def generated(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
-            rc = self.generate(tmp)
+            rc = artifacts.generate(tmp)
             diff = subprocess.run(['diff', '-r', tmp, os.path.join(
                 ROOT, 'lava-jobs', 'jobs')], capture_output=True, text=True)
         ok = not rc and not diff.returncode
@@ -123,7 +106,7 @@ class Checks:
                 sets.append(f'jobs.{job}.{key}=file://{path}')
             path = os.path.join(d, f'{job}.yaml')
             log = os.path.join(d, f'{job}.log')
-            ok = (not self.generate(d, job, sets) and
+            ok = (not artifacts.generate(d, job, sets) and
                   self.device(path, os.path.join(d, f'{job}.device.yaml')) and
                   not common.run(['lava-run', '--validate', '--job-id',
                                   f'validate-{job}', '--output-dir',
@@ -237,7 +220,7 @@ class Checks:
             return
         job = f'qemu-arm64-{pages}'
         path = os.path.join(d, f'{job}.yaml')
-        if self.generate(d, job, [
+        if artifacts.generate(d, job, [
                 f'jobs.{job}.kernel=file://{d}/Image.gz',
                 f'jobs.{job}.ramdisk=file://{initrd}',
                 f'testdefs.repository=file://{repo}',

@@ -1,32 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
-"""KernelCI's own kselftest job for perf_aux, run in the local lab (the
-qemu part of make lab-selftest, the lava_lab stage of check-full).
-
-integrations/check.py renders the LAVA job KernelCI would generate from
-integrations/kernelci-pipeline.patch's kselftest-perf-aux entry on
-qemu-arm64 (kernelci-core's templates at the pinned commits, patched).
-This module changes only what points off this machine, and prints each
-change:
- - the kernel, modules and ramdisk URLs: the reference arm64-4k build's
-   Image, its modules as modules.tar.xz (the release's module directory,
-   empty for a kernel without modules), and a stand-in for KernelCI's
-   trixie-kselftest ramdisk: the Debian trixie root of the testdefs stage
-   (perf_aux deps testdefs) with the kselftests in
-   /opt/kselftests/mainline/ and scripts/initramfs/kernelci-init;
- - the test-definitions repository: test-definitions at its pin
-   (integrations/README.md) as a local git repository, branch master as
-   the job asks;
- - the boot's docker block (the lab's worker runs QEMU itself) and the
-   notify callback (there is no KernelCI API here).
-The kselftests come from the root filesystem, where kselftest.sh looks
-first (KSELFTEST_PATH): the lab's QEMU lets no traffic out of the guest,
-so TESTPROG_URL cannot be fetched.
-
-The checks: the job is Complete; test-definitions reported the
-collection's shard and a result for every program of the direct run;
-none failed.  How its cases compare with the direct run's is printed,
-not judged: the job's guest has the memory KernelCI gives it, and which
-cases run depends on it.
+"""KernelCI's own kselftest-perf-aux job on qemu-arm64, as
+integrations/check.py renders it, run in the local lab (make
+lab-selftest with qemu).  Only what points off this machine changes, each
+change printed: the kernel, modules and ramdisk URLs (the reference
+arm64-4k build; for KernelCI's trixie-kselftest ramdisk the Debian trixie
+root of perf_aux deps testdefs with the kselftests and
+scripts/initramfs/kernelci-init), the test-definitions repository (a
+local copy at its pin), the boot's docker block and the notify callback.
+Judged: Complete, the collection's shard passed, a result for every
+program of the direct run, none failed; the differences from the direct
+run are printed, not judged (KernelCI's guest memory differs).
 """
 
 import os
@@ -160,10 +143,19 @@ def stage(build: str, d: str) -> Dict[str, str]:
                     os.path.join(d, 'Image'))
     modules_tar(build, os.path.join(d, 'modules.tar.xz'))
     rootfs = os.path.join(plib.cache(), 'rootfs', 'trixie-arm64')
-    if kselftest.rootfs_initramfs(
-            ROOT, rootfs, os.path.join(build, 'kselftest_install'), '',
-            os.path.join(d, 'rootfs.cpio.gz'), init='kernelci-init'):
-        raise OSError(f'cannot pack {rootfs}')
+    # rootfs_initramfs() makes ROOT/scripts/initramfs/testdefs-init the
+    # /init: a root of its own gives it KernelCI's (LAVA's "/ #" shell).
+    # One archive: LAVA's modules overlay repacks the first one only.
+    with tempfile.TemporaryDirectory() as root:
+        os.makedirs(os.path.join(root, 'scripts', 'initramfs'))
+        shutil.copy(os.path.join(ROOT, 'scripts', 'initramfs',
+                                 'kernelci-init'),
+                    os.path.join(root, 'scripts', 'initramfs',
+                                 'testdefs-init'))
+        if kselftest.rootfs_initramfs(
+                root, rootfs, os.path.join(build, 'kselftest_install'), '',
+                os.path.join(d, 'rootfs.cpio.gz')):
+            raise OSError(f'cannot pack {rootfs}')
     export = os.path.join(d, 'export')
     shutil.rmtree(export, ignore_errors=True)
     subprocess.run([common.PYTHON, os.path.join(ROOT, 'integrations',

@@ -1,61 +1,22 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A local LAVA lab: Debian's lava-server 2023.01, PostgreSQL and
-one lava-worker on this machine, on the loopback address only, with a
-"qemu" device type and two devices, qemu-01 and qemu-02.  The jobs of
-lava-jobs/ go through the whole server path here (submission, scheduler,
-worker, lava-run, logs and results through the API), which lava-run alone
-(checks.py) does not exercise.
-
-Usage: scripts/lava/lab.sh start|status|stop|selftest [qemu]|submit RUN|JOB.yaml...
-  start     installs what is missing (perf_aux deps lab: lava-server,
-            lavacli, postgresql and the dispatcher's side), starts
-            PostgreSQL, lava-server (gunicorn, lava-scheduler) and
-            lava-worker, and sets up the user, token, device type,
-            devices and worker
-  status    server reachable, worker online, devices idle; exit 1 if not
-  stop      stops what start started, and only that
-  selftest  the lab's checks (selftest.py), one "ok - lava: lab: ..." line
-            each; "selftest qemu" runs jobs of the pipeline's kernels too
-  submit    scripts/lava/submit.sh against this lab
-
-How the daemons run.  This is a container whose PID 1 is not systemd, and
-the lava packages ship systemd units only (no init scripts), so:
-PostgreSQL through its package's init script (service postgresql
-start|stop); lava-server-gunicorn, lava-scheduler and lava-worker as their
-packages' own units (/lib/systemd/system/*.service) say: each unit's
-Environment=, EnvironmentFile= and ExecStart=, expanded as systemd does,
-run as a Type=simple service, stopped as its KillMode= says; configured
-through the files those units read (/etc/default/<unit>, written here:
-bind address, workers, log files, the worker's name, URL and token file).
-The database and configuration by the package's own postinst.py and
-"lava-server manage" commands.
-
-The lab lives in $PERF_AUX_CACHE/lab: run/ (pid files), log/, worker/
-(the worker's token and job directories), token (the perf_aux user's API
-token, 0600, never printed), config/lavacli.yaml (identity "perf_aux").
-Configuration it writes outside: /etc/lava-server/settings.d/00-*.yaml
-(postinst.py), /etc/default/{lava-server-gunicorn,lava-scheduler,
-lava-worker}, dispatcher-config/devices/qemu-0?.jinja2 and
-dispatcher.d/perf-aux-lab/env.yaml.  These stay after stop, so that the
-next start is quick; the database too.
-
-PERF_AUX_LAB_PORT: gunicorn's port on 127.0.0.1 (default 8000).
-Runs as root.  Every wait has a bound; a failure says what and exits 2.
-"""
+"""python3 -m perf_aux_lava lab start|status|stop: a local LAVA lab on
+127.0.0.1 (lava-server 2023.01, PostgreSQL, one lava-worker, devices
+qemu-01 and qemu-02; lava-jobs/README.md).  No systemd here: PostgreSQL
+runs by its init script, the three daemons by their units' commands
+(Daemon).  Runs as root; every wait has a bound."""
 
 import glob
 import os
 import re
-import shlex
 import signal
 import socket
 import subprocess
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, List, NamedTuple
 
 from . import common
-from .client import ApiError, Client
-from .common import Fatal, ROOT, plib, shell
+from .common import Fatal, ROOT, plib, shell, write_private
+from .server import LavaError, Server
 
 LAB_DIR = os.path.join(plib.cache(), 'lab')
 RUN = os.path.join(LAB_DIR, 'run')
@@ -67,139 +28,31 @@ DEVICES = ('qemu-01', 'qemu-02')
 LAB_USER = 'perf_aux'
 LAVA_ETC = '/etc/lava-server'
 TOKEN = os.path.join(LAB_DIR, 'token')
-UNITS = '/lib/systemd/system'
-# What the daemons get besides their units' variables, as systemd gives a
-# system service a clean environment.
+# What a system service gets from systemd: a clean environment.
 BASE_ENV = {'PATH': '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:'
                     '/sbin:/bin', 'LANG': 'C.UTF-8', 'LC_ALL': 'C.UTF-8'}
+# The selftest's jobs that need no kernel run user commands of the
+# device: one says hello, one takes longer than the selftest's bound for
+# stopping the worker under it.
+SLEEP_SECONDS = 150
 
 
 def say(msg: str) -> None:
     print(f'lab: {msg}', flush=True)
 
 
-def manage(*args: str, capture: bool = True,
-           timeout: int = 300) -> subprocess.CompletedProcess:
-    """lava-server manage as lavaserver, as postinst.py runs it, so that
-    nothing it creates (logs) becomes root's.  Its output captured: some
-    commands print secrets, which go to 0600 files only."""
-    return subprocess.run(['timeout', str(timeout), 'runuser', '-u',
-                           'lavaserver', '--', 'lava-server', 'manage',
-                           *args], capture_output=capture, text=True)
+class Daemon(NamedTuple):
+    """A daemon as its unit starts it, ours by a pid file in RUN and marker
+    in its cmdline; group: stopped with its session (KillMode=
+    control-group) or alone (KillMode=process)."""
+    name: str
+    argv: List[str]
+    marker: str
+    group: bool = True
 
-
-def managed(what: str, check: List[str], *add: str) -> None:
-    """manage ADD... unless manage CHECK... says it is there already."""
-    if manage(*check).returncode and manage(*add).returncode:
-        raise Fatal(f'lab: cannot {what}')
-
-
-def write_private(path: str, text: str) -> None:
-    """text in path, mode 0600 from the start."""
-    fd = os.open(path + '.new', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, 'w') as f:
-        f.write(text)
-    os.replace(path + '.new', path)
-
-
-def wait_for(secs: int, what: str, ok: Callable[[], bool]) -> None:
-    deadline = time.time() + secs
-    while not _quiet(ok):
-        if time.time() >= deadline:
-            raise Fatal(f'lab: {what}: not within {secs} s (logs in {LOGS})')
-        time.sleep(2)
-
-
-def _quiet(ok: Callable[[], bool]) -> bool:
-    try:
-        return ok()
-    except (ApiError, OSError, KeyError, ValueError):
-        return False
-
-
-def listening(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(2)
-        return s.connect_ex(('127.0.0.1', port)) == 0
-
-
-def api() -> Client:
-    with open(TOKEN) as f:
-        return Client(URL, ''.join(f.read().split()))
-
-
-# ---- services, as their systemd units describe them -----------------------
-
-def _expand(word: str, env: Dict[str, str]) -> List[str]:
-    """One ExecStart word as systemd expands it: a lone $VAR is split on
-    whitespace (none if empty), ${VAR} stays one word."""
-    m = re.fullmatch(r'\$([A-Za-z_][A-Za-z0-9_]*)', word)
-    if m:
-        return env.get(m.group(1), '').split()
-    return [re.sub(r'\$\{([A-Za-z_][A-Za-z0-9_]*)\}',
-                   lambda v: env.get(v.group(1), ''), word)]
-
-
-def _assignments(text: str, env: Dict[str, str]) -> None:
-    for word in shlex.split(text, comments=True):
-        key, eq, value = word.partition('=')
-        if eq:
-            env[key] = value
-
-
-class Service:
-    """A daemon of a package's systemd unit: [Service] Type=simple, its
-    Environment=, EnvironmentFile= and ExecStart=.  Ours by a pid file in
-    RUN; marker: what its /proc cmdline holds (gunicorn rewrites its
-    own)."""
-
-    def __init__(self, unit: str, name: str, marker: str) -> None:
-        self.unit, self.name, self.marker = unit, name, marker
-        self.pidfile = os.path.join(RUN, f'{name}.pid')
-
-    def _fields(self) -> Dict[str, List[str]]:
-        fields: Dict[str, List[str]] = {}
-        path = os.path.join(UNITS, f'{self.unit}.service')
-        try:
-            with open(path) as f:
-                lines = f.read().splitlines()
-        except OSError:
-            raise Fatal(f'lab: no unit {path}') from None
-        section = ''
-        for line in lines:
-            line = line.strip()
-            if line.startswith('['):
-                section = line
-            elif section == '[Service]' and '=' in line:
-                key, _, value = line.partition('=')
-                fields.setdefault(key.strip(), []).append(value.strip())
-        return fields
-
-    def command(self) -> List[str]:
-        """ExecStart= expanded in the unit's environment."""
-        fields = self._fields()
-        env: Dict[str, str] = {}
-        for text in fields.get('Environment', []):
-            _assignments(text, env)
-        for path in fields.get('EnvironmentFile', []):
-            optional = path.startswith('-')
-            try:
-                with open(path.lstrip('-')) as f:
-                    _assignments(f.read(), env)
-            except OSError:
-                if not optional:
-                    raise Fatal(f'lab: {self.unit}: no {path}') from None
-        argv = []
-        for word in shlex.split(fields['ExecStart'][0].lstrip('-@')):
-            argv += _expand(word, env)
-        return argv
-
-    def kill_group(self) -> bool:
-        """KillMode=process signals the main process only; the default
-        (control-group) all of the service's processes: here, its
-        session."""
-        return self._fields().get('KillMode', ['control-group'])[-1] != \
-            'process'
+    @property
+    def pidfile(self) -> str:
+        return os.path.join(RUN, f'{self.name}.pid')
 
     def pid(self) -> int:
         try:
@@ -212,122 +65,131 @@ class Service:
         """Its pid file's process is alive and is that daemon (not another
         process that got the pid of a stale file)."""
         pid = self.pid()
-        try:
-            with open(f'/proc/{pid}/cmdline', 'rb') as f:
-                cmdline = f.read().replace(b'\0', b' ').decode(
-                    errors='replace')
-        except OSError:
-            return False
-        return bool(pid) and self.marker in cmdline
+        return bool(pid) and self.marker in cmdline(pid)
 
     def start(self) -> None:
         if self.running():
             say(f'{self.name} already running')
             return
-        argv = self.command()
-        env = dict(BASE_ENV)
         with open(os.path.join(LOGS, f'{self.name}.out'), 'ab') as log:
             try:
-                p = subprocess.Popen(argv, cwd='/', env=env,
+                p = subprocess.Popen(self.argv, cwd='/', env=BASE_ENV,
                                      stdin=subprocess.DEVNULL, stdout=log,
                                      stderr=subprocess.STDOUT,
                                      start_new_session=True)
             except OSError as e:
                 raise Fatal(f'lab: cannot start {self.name}: {e}') from None
-        self.process = p  # not waited for: it outlives this command
         with open(self.pidfile, 'w') as f:
             f.write(f'{p.pid}\n')
         time.sleep(1)
         if p.poll() is not None or not self.running():
             raise Fatal(f'lab: {self.name} exited at once (see '
                         f'{LOGS}/{self.name}.out)')
-        say(f'{self.name} started, pid {p.pid} ({self.unit}.service)')
+        say(f'{self.name} started, pid {p.pid}')
 
     def stop(self, timeout: int = 20) -> None:
-        """TERM (systemd's default KillSignal), then KILL after timeout
-        (the units' TimeoutStopSec, bounded); only our pid file's."""
-        if not self.running():
-            _remove(self.pidfile)
-            return
-        pid = self.pid()
-        group = self.kill_group()
+        """TERM (systemd's KillSignal), then KILL after timeout; only our
+        pid file's."""
+        pid, was = self.pid(), self.running()
         for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5)):
+            if not self.running():
+                break
             try:
-                (os.killpg if group else os.kill)(pid, sig)
+                (os.killpg if self.group else os.kill)(pid, sig)
             except OSError:
                 pass
             deadline = time.time() + wait
             while self.running() and time.time() < deadline:
                 time.sleep(0.5)
-            if not self.running():
-                break
         if self.running():
             raise Fatal(f'lab: {self.name} (pid {pid}) did not stop')
-        # Started by this command: reaped, not left a zombie.
-        if getattr(self, 'process', None) is not None:
-            self.process.poll()
-        _remove(self.pidfile)
-        say(f'{self.name} stopped')
+        if os.path.exists(self.pidfile):
+            os.remove(self.pidfile)
+        if was:
+            try:
+                os.waitpid(pid, os.WNOHANG)  # ours: reaped, not a zombie
+            except OSError:
+                pass
+            say(f'{self.name} stopped')
 
 
-def _remove(path: str) -> None:
+# The units' ExecStart= with this lab's values: gunicorn on 127.0.0.1, two
+# workers (two cores); no lava-publisher, so the worker polls, every 5 s.
+GUNICORN = Daemon('gunicorn', [
+    '/usr/bin/gunicorn3', 'lava_server.wsgi', '--log-level', 'INFO',
+    '--log-file', f'{LOGS}/gunicorn.log', '-u', 'lavaserver', '-g',
+    'lavaserver', '--worker-class', 'eventlet', '--workers', '2', '--bind',
+    f'127.0.0.1:{PORT}'], 'lava_server.wsgi')
+SCHEDULER = Daemon('lava-scheduler', [
+    '/usr/bin/lava-server', 'manage', 'lava-scheduler', '--level', 'INFO',
+    '--log-file', f'{LOGS}/lava-scheduler.log'], LAB_DIR)
+WORKER_DAEMON = Daemon('lava-worker', [
+    '/usr/bin/lava-worker', '--level', 'INFO', '--url', f'{URL}/',
+    '--token-file', f'{LAB_DIR}/worker/token', '--name', WORKER,
+    '--worker-dir', f'{LAB_DIR}/worker', '--log-file',
+    f'{LOGS}/lava-worker.log', '--ping-interval', '5'], LAB_DIR, False)
+
+
+def cmdline(pid: int) -> str:
     try:
-        os.remove(path)
-    except FileNotFoundError:
-        pass
+        with open(f'/proc/{pid}/cmdline', 'rb') as f:
+            return f.read().replace(b'\0', b' ').decode(errors='replace')
+    except OSError:
+        return ''
 
 
-GUNICORN = Service('lava-server-gunicorn', 'gunicorn', 'lava_server.wsgi')
-SCHEDULER = Service('lava-scheduler', 'lava-scheduler', LAB_DIR)
-WORKER_SERVICE = Service('lava-worker', 'lava-worker', LAB_DIR)
+def manage(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    """lava-server manage as lavaserver, as postinst.py runs it (nothing
+    it creates becomes root's); its output captured: some commands print
+    secrets, which go to 0600 files only."""
+    return subprocess.run(['timeout', str(timeout), 'runuser', '-u',
+                           'lavaserver', '--', 'lava-server', 'manage',
+                           *args], capture_output=True, text=True)
 
 
-def unit_config() -> None:
-    """What the units read from /etc/default: gunicorn on 127.0.0.1 with
-    two eventlet workers (the unit's default is four; the machine has
-    two cores), the logs in LOGS; the worker's name, server, token file
-    and work directory.  No lava-publisher (nothing needs its events
-    here): the worker's websocket then fails and it polls; every 5 s, not
-    20, so that a job starts quickly."""
-    head = ('# Written by perf_aux (scripts/perf_aux_lava/lab.py) for its '
-            'local lab;\n# read by /lib/systemd/system/{}.service.\n')
-    files = {
-        'lava-server-gunicorn': {
-            'LOGLEVEL': 'INFO', 'LOGFILE': f'{LOGS}/gunicorn.log',
-            'WORKERS': '2', 'BIND': f'--bind 127.0.0.1:{PORT}'},
-        'lava-scheduler': {
-            'LOGLEVEL': 'INFO', 'LOGFILE': f'{LOGS}/lava-scheduler.log'},
-        'lava-worker': {
-            'LOGLEVEL': 'INFO', 'URL': f'{URL}/',
-            'TOKEN': f'--token-file {LAB_DIR}/worker/token',
-            'WORKER_NAME': f'--name {WORKER} --worker-dir {LAB_DIR}/worker '
-                           f'--log-file {LOGS}/lava-worker.log '
-                           '--ping-interval 5'},
-    }
-    for unit, env in files.items():
-        with open(f'/etc/default/{unit}', 'w') as f:
-            f.write(head.format(unit) + ''.join(
-                f'{k}={shlex.quote(v)}\n' for k, v in env.items()))
+def managed(what: str, check: List[str], *add: str) -> None:
+    """manage ADD... unless manage CHECK... says it is there already."""
+    if manage(*check).returncode and manage(*add).returncode:
+        raise Fatal(f'lab: cannot {what}')
 
 
-# ---- start ------------------------------------------------------------
+def quiet(ok: Callable[[], bool]) -> bool:
+    try:
+        return ok()
+    except (LavaError, OSError, KeyError, ValueError, TypeError):
+        return False
+
+
+def wait_for(secs: int, what: str, ok: Callable[[], bool]) -> None:
+    deadline = time.time() + secs
+    while not quiet(ok):
+        if time.time() >= deadline:
+            raise Fatal(f'lab: {what}: not within {secs} s (logs in {LOGS})')
+        time.sleep(2)
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(2)
+        return s.connect_ex(('127.0.0.1', port)) == 0
+
+
+def lava() -> Server:
+    """The lab's server as its perf_aux user (OSError without a token)."""
+    with open(TOKEN) as f:
+        return Server(URL, LAB_USER, ''.join(f.read().split()))
+
+
+def devices_idle() -> bool:
+    server = lava()
+    return all(server.state('device', d) == 'Idle' for d in DEVICES)
+
+
+# ---- start --------------------------------------------------------------
 
 def require_root() -> None:
     if os.geteuid():
         raise Fatal('lab: run as root (apt-get, PostgreSQL, lava-server)')
-
-
-def lab_packages() -> None:
-    """perf_aux deps lab: what is missing of lava-server, lavacli,
-    PostgreSQL and the dispatcher's side (QEMU, git, the device-type
-    templates and libguestfs' kernel in the cache)."""
-    log = os.path.join(LOGS, 'deps.log')
-    if common.run(plib.perf_aux('deps', 'lab'), log=log, timeout=1800):
-        raise Fatal(f'lab: perf_aux deps lab failed (see {log})')
-    with open(log) as f:
-        for line in f:
-            if line.startswith('installing:'):
-                say(line.strip())
 
 
 def pg_cluster() -> List[str]:
@@ -350,20 +212,19 @@ def postmaster_pid(version: str, name: str) -> str:
         return ''
 
 
-def ours_postgresql() -> bool:
-    """The running postmaster is the one start started."""
+def ours_postgresql() -> List[str]:
+    """[version, name] of the postmaster start started, if it runs."""
     try:
         with open(os.path.join(RUN, 'postgresql')) as f:
             version, name, pid = f.read().split()
     except (OSError, ValueError):
-        return False
-    return postmaster_pid(version, name) == pid
+        return []
+    return [version, name] if postmaster_pid(version, name) == pid else []
 
 
 def start_postgresql() -> None:
-    """PostgreSQL, by its package's init script, when it is not running
-    (it listens on localhost, Debian's default).  One that was running is
-    left as it is, and stop leaves it running."""
+    """PostgreSQL by its init script, unless it runs (then stop leaves
+    it running)."""
     cluster = pg_cluster()
     if not cluster:
         raise Fatal('lab: no PostgreSQL cluster (pg_lsclusters)')
@@ -382,9 +243,9 @@ def start_postgresql() -> None:
 
 
 def setup_database() -> None:
-    """The database and lava-server's configuration, by lava-server's own
-    postinst.py: it skipped them when the package was installed with
-    PostgreSQL down, as it is on a machine without systemd."""
+    """The database and lava-server's configuration by its own
+    postinst.py, which skipped them when the package was installed with
+    PostgreSQL down (a machine without systemd)."""
     if os.path.isfile(f'{LAVA_ETC}/settings.d/00-database.yaml') and \
             not manage('migrate', '--check').returncode:
         return
@@ -396,8 +257,8 @@ def setup_database() -> None:
 
 
 def setup_user() -> None:
-    """The perf_aux superuser and its API token (TOKEN, 0600), and the
-    lavacli identity that uses it."""
+    """The perf_aux superuser, its API token (TOKEN, 0600) and the lavacli
+    identity "perf_aux" (LAB_DIR/config/lavacli.yaml) that uses it."""
     managed(f'create user {LAB_USER}', ['users', 'details', LAB_USER],
             'users', 'add', LAB_USER, '--staff', '--superuser')
     token = ''
@@ -419,9 +280,9 @@ def setup_user() -> None:
 
 
 def setup_worker() -> None:
-    """The worker, with its token in LAB_DIR/worker/token (0600), and the
-    environment its jobs get: lava-server's env.yaml purges the worker's
-    own, and libguestfs needs a kernel and TCG here (as in checks.py)."""
+    """The worker, its token in LAB_DIR/worker/token (0600), and its jobs'
+    environment: lava-server's env.yaml purges the worker's own, and
+    libguestfs needs a kernel and TCG here (as in checks.py)."""
     cache = os.path.join(plib.cache(), 'lava')
     managed(f'add worker {WORKER}', ['workers', 'details', WORKER],
             'workers', 'add', WORKER, '--description', 'perf_aux lab')
@@ -456,12 +317,6 @@ overrides:
     os.makedirs(os.path.join(cache, 'guestfs'), exist_ok=True)
 
 
-# The selftest's jobs that need no kernel run user commands of the
-# device: one that says hello, one that takes long enough to stop the
-# worker under it (longer than the selftest's bound for it).
-SLEEP_SECONDS = 150
-
-
 def device_dict(n: int) -> str:
     """The dictionary of qemu-0N: scripts/lava/devices' QEMU device with
     its own MAC address, QEMU's user network restricted (the guest
@@ -493,43 +348,25 @@ def setup_devices() -> None:
             raise Fatal(f'lab: cannot set device {dev} healthy')
 
 
-def server_up() -> str:
-    """lava-server's version; ApiError when it does not answer."""
-    return Client(URL, timeout=10).json('system/version/')['version']
-
-
-def worker_online() -> bool:
-    return api().json(f'workers/{WORKER}/')['state'] == 'Online'
-
-
-def devices_idle() -> bool:
-    c = api()
-    return all(c.json(f'devices/{d}/')['state'] == 'Idle' for d in DEVICES)
-
-
 def start_worker() -> None:
-    WORKER_SERVICE.start()
-    wait_for(120, f'worker {WORKER} online', worker_online)
+    WORKER_DAEMON.start()
+    wait_for(120, f'worker {WORKER} online',
+             lambda: lava().state('worker', WORKER) == 'Online')
 
 
-def start_daemons() -> None:
-    if not GUNICORN.running() and listening(PORT):
-        raise Fatal(f'lab: port {PORT} is taken (PERF_AUX_LAB_PORT)')
-    unit_config()
-    GUNICORN.start()
-    wait_for(180, f'lava-server on {URL}', lambda: bool(server_up()))
-    SCHEDULER.start()
-    start_worker()
-    wait_for(120, f'devices {" ".join(DEVICES)} idle', devices_idle)
-
-
-def cmd_start() -> None:
-    start = time.time()
+def start() -> None:
+    begin = time.time()
     require_root()
     os.makedirs(RUN, exist_ok=True)
     os.makedirs(LOGS, exist_ok=True)
     with shell.stage_block('lab: packages'):
-        lab_packages()
+        log = os.path.join(LOGS, 'deps.log')
+        if common.run(plib.perf_aux('deps', 'lab'), log=log, timeout=1800):
+            raise Fatal(f'lab: perf_aux deps lab failed (see {log})')
+        with open(log) as f:
+            for line in f:
+                if line.startswith('installing:'):
+                    say(line.strip())
     subprocess.run(['chown', 'lavaserver:lavaserver', LOGS], check=True)
     with shell.stage_block('lab: PostgreSQL'):
         start_postgresql()
@@ -540,29 +377,37 @@ def cmd_start() -> None:
         setup_worker()
         setup_devices()
     with shell.stage_block('lab: daemons'):
-        start_daemons()
-    say(f'started in {time.time() - start:.0f} s: {URL}/ (lavacli: '
+        if not GUNICORN.running() and listening(PORT):
+            raise Fatal(f'lab: port {PORT} is taken (PERF_AUX_LAB_PORT)')
+        GUNICORN.start()
+        wait_for(180, f'lava-server on {URL}',
+                 lambda: bool(Server(URL)('system', 'version')))
+        SCHEDULER.start()
+        start_worker()
+        wait_for(120, f'devices {" ".join(DEVICES)} idle', devices_idle)
+    say(f'started in {time.time() - begin:.0f} s: {URL}/ (lavacli: '
         f'XDG_CONFIG_HOME={LAB_DIR}/config lavacli -i {LAB_USER} ...)')
 
 
 # ---- status and stop ----------------------------------------------------
 
-def cmd_status() -> int:
+def status() -> int:
     try:
-        say(f'server {URL}/: reachable, lava-server {server_up()}')
-    except (ApiError, KeyError, ValueError):
+        say(f'server {URL}/: reachable, lava-server '
+            f'{Server(URL)("system", "version").strip()}')
+    except LavaError:
         say(f'server {URL}/: not reachable')
         return 1
     bad = 0
-    for what, path, good in ([('worker', WORKER, 'Online')] +
+    for what, name, good in ([('worker', WORKER, 'Online')] +
                              [('device', d, 'Idle') for d in DEVICES]):
         try:
-            d = api().json(f'{what}s/{path}/')
-        except (ApiError, OSError):
-            say(f'{what} {path}: unknown to the server')
+            d = lava().json(f'{what}s', 'show', name)
+        except (LavaError, OSError):
+            say(f'{what} {name}: unknown to the server')
             bad = 1
             continue
-        say(f'{what} {path}: {d["state"]}, {d["health"]}')
+        say(f'{what} {name}: {d["state"]}, {d["health"]}')
         bad |= d['state'] != good
     return bad
 
@@ -588,7 +433,7 @@ def descendants(pid: int) -> List[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         with open(f'/proc/{pid}/stat') as f:
             return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
@@ -600,78 +445,47 @@ def stop_jobs() -> None:
     """The jobs of our worker: its lava-run children (each in its own
     process group, its QEMU in another).  TERM is lava-run's cancel: it
     stops QEMU and cleans up; whatever is left after 60 s is killed."""
-    if not WORKER_SERVICE.running():
+    if not WORKER_DAEMON.running():
         return
-    for pid in children(WORKER_SERVICE.pid()):
+    for pid in children(WORKER_DAEMON.pid()):
         tree = descendants(pid)
-        try:
-            with open(f'/proc/{pid}/cmdline', 'rb') as f:
-                args = f.read().replace(b'\0', b' ').decode(errors='replace')
-        except OSError:
-            continue
-        m = re.search(r'job: ([0-9]+)', args)
+        m = re.search(r'job: ([0-9]+)', cmdline(pid))
         say(f'cancelling lava-run {pid} (job {m.group(1) if m else ""})')
         try:
             os.kill(pid, signal.SIGTERM)
         except OSError:
             continue
         deadline = time.time() + 60
-        while _alive(pid) and time.time() < deadline:
+        while alive(pid) and time.time() < deadline:
             time.sleep(1)
-        for p in [pid] * _alive(pid) + tree:
+        for p in [pid] * alive(pid) + tree:
             try:
                 os.kill(p, signal.SIGKILL)
             except OSError:
                 pass
 
 
-def cmd_stop() -> None:
-    start = time.time()
+def stop() -> None:
+    begin = time.time()
     require_root()
     stop_jobs()
-    for service in (WORKER_SERVICE, SCHEDULER, GUNICORN):
-        service.stop()
-    if ours_postgresql():
-        with open(os.path.join(RUN, 'postgresql')) as f:
-            version, name, _ = f.read().split()
+    for daemon in (WORKER_DAEMON, SCHEDULER, GUNICORN):
+        daemon.stop()
+    cluster = ours_postgresql()
+    if cluster:
         if common.run(['service', 'postgresql', 'stop'], timeout=90):
-            raise Fatal(f'lab: PostgreSQL {version}/{name} did not stop')
-        say(f'PostgreSQL {version}/{name} stopped (service postgresql stop)')
-    _remove(os.path.join(RUN, 'postgresql'))
-    say(f'stopped in {time.time() - start:.0f} s')
-
-
-def submit(args: List[str], env: Optional[Dict[str, str]] = None,
-           **kw) -> subprocess.Popen:
-    """scripts/lava/submit.sh on this lab (LAB in env, another one for a
-    fault case), the one way jobs are submitted and collected."""
-    full = dict(os.environ, LAB=URL)
-    full.update(env or {})
-    return subprocess.Popen([os.path.join(ROOT, 'scripts', 'lava',
-                                          'submit.sh'), *args],
-                            env=full, **kw)
-
-
-USAGE = ('lab: usage: scripts/lava/lab.sh start|status|stop|selftest '
-         '[qemu]|submit RUN|JOB.yaml...')
+            raise Fatal(f'lab: PostgreSQL {"/".join(cluster)} did not stop')
+        say(f'PostgreSQL {"/".join(cluster)} stopped (service postgresql '
+            'stop)')
+    if os.path.exists(os.path.join(RUN, 'postgresql')):
+        os.remove(os.path.join(RUN, 'postgresql'))
+    say(f'stopped in {time.time() - begin:.0f} s')
 
 
 def main(args: List[str]) -> int:
-    command = args[0] if args else ''
-    if command == 'start':
-        cmd_start()
-    elif command == 'status':
-        return cmd_status()
-    elif command == 'stop':
-        cmd_stop()
-    elif command == 'selftest':
-        from . import selftest
-        return selftest.run(args[1:2] == ['qemu'])
-    elif command == 'submit':
-        if len(args) < 2:
-            raise Fatal(USAGE.replace('start|status|stop|selftest [qemu]|',
-                                      ''))
-        return submit(args[1:]).wait()
-    else:
-        raise Fatal(USAGE)
-    return 0
+    command = {'start': start, 'status': status, 'stop': stop}.get(
+        args[0] if len(args) == 1 else '')
+    if not command:
+        raise Fatal('lab: usage: python3 -m perf_aux_lava lab '
+                    'start|status|stop|selftest [qemu]|submit RUN|JOB.yaml...')
+    return command() or 0

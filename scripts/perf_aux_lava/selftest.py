@@ -1,35 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make lab-selftest (scripts/lava/lab.sh selftest [qemu], the lava_lab
-stage of make check-full), one "ok - lava: lab: ..." or "not ok
-- ..." line a check; exit 1 if any is not ok.  Its files: out/lab/.
-
-The lab starts; a job that needs no kernel (a user command of a qemu
-device, run on the worker) is Complete, its results through the API; the
-fault cases, each a one-line reason and a non-zero exit of
-scripts/lava/submit.sh with nothing written: a job the server's schema
-rejects, a wrong and a revoked token, no server on the port, a run whose
-job ends Incomplete, lava-worker killed under a running job (then started
-again: the job ends Canceled); the lab stops.  With "qemu" also the runs
-of PERF_AUX_LAB_RUNS through the lab, submitted together (default
-reference-<BASE>-arm64-4k, and stock-<BASE>-arm64-4k and
-reference-<BASE>-arm64-16k where built: two at a time on the two
-devices), their wall time against the sum of their run times, and their
-results against the direct runs' (PERF_AUX_LAB_DIRECT, default
-out/results) case by case; then KernelCI's own kselftest job for the
-suite, as integrations/ renders it, on the reference build
-(kernelci.py).
-"""
+"""python3 -m perf_aux_lava lab selftest [qemu] (make lab-selftest, stage
+lava_lab): an "ok - lava: lab: ..." line a check (lava-jobs/README.md),
+exit 1 if any is not ok; its files in out/lab/."""
 
 import glob
 import os
 import re
 import shutil
 import subprocess
+import sys
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 from . import artifacts, common, kernelci, lab
-from .common import Fatal, ROOT, plib
+from .common import Fatal, plib, write_private
 
 # Seconds (submit's LAVA_WAIT): a job that needs no kernel, lava-jobs'
 # QEMU jobs (their own timeout is 40 minutes; checks.py allows lava-run
@@ -44,9 +28,8 @@ MESSAGE = re.compile(r'^(?:perf_aux: error: (submit: .*)|'
 
 def command_job(name: str, command: str, extra: str = '') -> str:
     """A job of one user command of the device (perf_aux_lab_hello,
-    perf_aux_lab_sleep), nothing booted: LAVA runs jobs on a device, and
-    a qemu device's only boot methods boot an image; a "command" action
-    runs on the worker instead.  extra: a line more."""
+    perf_aux_lab_sleep), nothing booted: a qemu device's boot methods boot
+    an image; a "command" action runs on the worker.  extra: a line more."""
     return f"""\
 # SPDX-License-Identifier: GPL-2.0
 # perf_aux lab selftest: a user command of the device, nothing booted.
@@ -64,6 +47,45 @@ actions:
     name: {command}
 {extra}
 """
+
+
+def submit(args: List[str], env: Dict[str, str], out: str) -> subprocess.Popen:
+    """make submit of ARGS on the lab (LAB in env, another one for a fault
+    case), its output in the file out."""
+    full = dict(os.environ, LAB=lab.URL, PYTHONPATH=common.SCRIPTS)
+    full.update(env)
+    with open(out, 'w') as f:
+        return subprocess.Popen(
+            [sys.executable, '-m', 'perf_aux_lava', 'submit', *args],
+            env=full, stdout=f, stderr=subprocess.STDOUT)
+
+
+def message(out: str) -> str:
+    """submit's one-line reason for failing, in out."""
+    with open(out, errors='replace') as f:
+        found = [m.group(1) or m.group(2) for m in map(
+            MESSAGE.match, f.read().splitlines()) if m]
+    return found[-1] if found else ''
+
+
+def show(out: str) -> None:
+    with open(out, errors='replace') as f:
+        for line in f:
+            print('# ' + line.rstrip('\n'))
+
+
+def default_runs(base: str) -> List[str]:
+    """The reference arm64-4k run of base, and beside it the stock control
+    and the 16K reference run where they were built (the full tier's
+    stock and targets stages build them before its lava_lab stage):
+    submitted together, they run side by side on the lab's two devices."""
+    tree = os.path.join(plib.cache(), 'trees', base)
+    runs = [f'reference-{base}-arm64-4k']
+    if os.path.isfile(f'{tree}-stock/.build-arm64-4k/initramfs.cpio.gz'):
+        runs.append(f'stock-{base}-arm64-4k')
+    if os.path.isfile(f'{tree}-reference/.build-arm64-16k/initramfs.cpio.gz'):
+        runs.append(f'reference-{base}-arm64-16k')
+    return runs
 
 
 class Selftest:
@@ -85,29 +107,15 @@ class Selftest:
 
     def submit(self, out: str, args: List[str],
                env: Optional[Dict[str, str]] = None) -> int:
-        """submit.sh ARGS, its output in out and shown as comments; its
-        exit status.  Results go to the selftest's own out directory."""
-        with open(out, 'w') as f:
-            rc = lab.submit(args, dict(env or {}, PERF_AUX_OUT=self.dir),
-                            stdout=f, stderr=subprocess.STDOUT).wait()
-        self.show(out)
+        """submit ARGS, its output in out and shown as comments; its exit
+        status.  Results go to the selftest's own out directory."""
+        rc = submit(args, dict(env or {}, PERF_AUX_OUT=self.dir), out).wait()
+        show(out)
         return rc
 
-    def show(self, out: str) -> None:
-        with open(out, errors='replace') as f:
-            for line in f:
-                print('# ' + line.rstrip('\n'))
-
-    def message(self, out: str) -> str:
-        """submit's one-line reason for failing, in out."""
-        with open(out, errors='replace') as f:
-            found = [m.group(1) or m.group(2) for m in map(MESSAGE.match,
-                                             f.read().splitlines()) if m]
-        return found[-1] if found else ''
-
     def no_results(self) -> bool:
-        return not os.listdir(self.path('results')) if os.path.isdir(
-            self.path('results')) else True
+        return not os.path.isdir(self.path('results')) or \
+            not os.listdir(self.path('results'))
 
     def fault(self, what: str, want: int, pattern: str, args: List[str],
               env: Optional[Dict[str, str]] = None) -> None:
@@ -115,12 +123,10 @@ class Selftest:
         writes no results."""
         out = self.path(f'fault-{want}-{time.time_ns()}.out')
         rc = self.submit(out, args, env)
-        line = self.message(out)
-        if rc == want and re.search(pattern, line) and self.no_results():
-            self.check(True, f'{what}: exit {rc}, "{line}"')
-        else:
-            self.check(False, f'{what}: exit {rc}, "{line}" (wanted exit '
-                       f'{want}, /{pattern}/, no results)')
+        line = message(out)
+        ok = rc == want and re.search(pattern, line) and self.no_results()
+        self.check(bool(ok), f'{what}: exit {rc}, "{line}"' + (
+            '' if ok else f' (wanted exit {want}, /{pattern}/, no results)'))
 
     def revoked_token(self, path: str) -> bool:
         """A token of the lab's user, created and deleted again, in path
@@ -132,14 +138,14 @@ class Selftest:
                        '--description', desc)
         if p.returncode or not p.stdout.strip():
             return False
-        lab.write_private(path, p.stdout)
+        write_private(path, p.stdout)
         return not lab.manage(
             'shell', '-c', 'from linaro_django_xmlrpc.models import '
             f"AuthToken; AuthToken.objects.filter(description='{desc}')"
             '.delete()').returncode
 
     def job_state(self, job: str) -> str:
-        d = lab.api().json(f'jobs/{job}/')
+        d = lab.lava().json('jobs', 'show', job)
         return f'{d["state"]} {d["health"]}'
 
     def worker_killed(self) -> None:
@@ -152,28 +158,26 @@ class Selftest:
         job = self.write('sleep.yaml', command_job('sleep',
                                                    'perf_aux_lab_sleep'))
         job_id = ''
-        with open(out, 'w') as f:
-            p = lab.submit([job], {'LAVA_WAIT': str(KILL_WAIT),
-                                   'PERF_AUX_OUT': self.dir},
-                           stdout=f, stderr=subprocess.STDOUT)
-            deadline = time.time() + 120
-            while p.poll() is None and time.time() < deadline:
-                if not job_id:
-                    with open(out) as r:
-                        m = re.search(r'(?m)^submit: job ([0-9]+) submitted',
-                                      r.read())
-                    job_id = m.group(1) if m else ''
-                if job_id and lab._quiet(lambda: self.job_state(job_id) ==
-                                         'Running Unknown'):
-                    pid = lab.WORKER_SERVICE.pid()
-                    lab.say(f'job {job_id} running: killing lava-worker, '
-                            f'pid {pid}')
-                    os.kill(pid, 9)
-                    break
-                time.sleep(2)
-            rc = p.wait()
-        self.show(out)
-        line = self.message(out)
+        p = submit([job], {'LAVA_WAIT': str(KILL_WAIT),
+                           'PERF_AUX_OUT': self.dir}, out)
+        deadline = time.time() + 120
+        while p.poll() is None and time.time() < deadline:
+            if not job_id:
+                with open(out) as r:
+                    m = re.search(r'(?m)^submit: job ([0-9]+) submitted',
+                                  r.read())
+                job_id = m.group(1) if m else ''
+            if job_id and lab.quiet(lambda: self.job_state(job_id) ==
+                                    'Running Unknown'):
+                pid = lab.WORKER_DAEMON.pid()
+                lab.say(f'job {job_id} running: killing lava-worker, '
+                        f'pid {pid}')
+                os.kill(pid, 9)
+                break
+            time.sleep(2)
+        rc = p.wait()
+        show(out)
+        line = message(out)
         self.check(rc == 3 and bool(re.search(
             f'not finished within {KILL_WAIT} s.*canceled', line)) and
             self.no_results(), f'lava-worker killed mid-job: exit {rc}, '
@@ -189,9 +193,8 @@ class Selftest:
             plib.error(str(e))
             ok = False
         deadline = time.time() + 120
-        state = ''
         while True:
-            state = lab._quiet(lambda: self.job_state(job_id)) or ''
+            state = lab.quiet(lambda: self.job_state(job_id)) or ''
             if state.startswith('Finished') or time.time() >= deadline:
                 break
             time.sleep(2)
@@ -207,11 +210,9 @@ class Selftest:
 
     def compare(self, run: str) -> None:
         """The lab's results of run against the direct run's, case by case
-        (results flakes: two rounds, every case the same result).  A
-        job runs every program; a direct run may have run some (make
-        check's stock boot runs four): the programs it did not run are
-        left out, and counted, but every program it ran must be in the
-        lab's results."""
+        (results flakes: two rounds, every case the same result).  A job
+        runs every program; the programs a direct run did not run (make
+        check's stock boot runs four) are left out, and counted."""
         direct = os.path.join(os.environ.get('PERF_AUX_LAB_DIRECT') or
                               os.path.join(plib.out(), 'results'), run)
         if not glob.glob(os.path.join(direct, '*.ktap')):
@@ -237,8 +238,8 @@ class Selftest:
         if unrun:
             line += (f'; {len(unrun)} programs the direct run did not run '
                      'left out')
-        line += (f"; {', '.join(artifacts.DIRECT_ONLY)} (the direct run's only) "
-                 'left out')
+        line += (f"; {', '.join(artifacts.DIRECT_ONLY)} (the direct run's "
+                 'only) left out')
         self.check(ok, f'{run} through the lab equals the direct run case by '
                    f'case ({line})')
         if not ok:
@@ -252,14 +253,13 @@ class Selftest:
         self.fault("a job the server's schema rejects", 2,
                    'refused .*HTTP 400.*extra keys not allowed',
                    [self.path('rejected.yaml')])
-        self.fault('a wrong token', 2, r'refused the token \(HTTP 403: '
-                   'Invalid token', [hello],
-                   {'LAVA_TOKEN': 'perf-aux-not-a-token'})
+        self.fault('a wrong token', 2, r'refused the token \(HTTP 401',
+                   [hello], {'LAVA_TOKEN': 'perf-aux-not-a-token'})
         revoked = self.path('revoked-token')
         if self.revoked_token(revoked):
             self.fault('a revoked token (2023.01 tokens do not expire)', 2,
-                       r'refused the token \(HTTP 403: Invalid token',
-                       [hello], {'LAVA_TOKEN_FILE': revoked})
+                       r'refused the token \(HTTP 401', [hello],
+                       {'LAVA_TOKEN_FILE': revoked})
         else:
             self.check(False, 'a revoked token: cannot make one')
         if os.path.exists(revoked):
@@ -271,7 +271,8 @@ class Selftest:
                        'unreachable: .*(Failed to connect|Connection '
                        'refused)', [hello],
                        {'LAB': f'http://127.0.0.1:{port}',
-                        'LAVA_TOKEN_FILE': lab.TOKEN})
+                        'LAVA_TOKEN_FILE': lab.TOKEN, 'LAVA_USER':
+                        lab.LAB_USER})
         else:
             self.check(False, f'no server: no free port above {lab.PORT}')
         build = os.path.join(plib.cache(), 'trees', f'{base}-reference',
@@ -310,18 +311,21 @@ class Selftest:
                            f'{self.path(os.path.join("results", run))}')
         kernelci.run(self, base)
 
-    def run(self, qemu: bool) -> Tuple[bool, int]:
-        """(done, exit status of the lab's start)."""
+    def run(self, qemu: bool) -> None:
         base = os.environ.get('BASE') or plib.default_base()
         shutil.rmtree(self.dir, ignore_errors=True)
         os.makedirs(self.dir)
         start = time.time()
-        rc = subprocess.run([os.path.join(ROOT, 'scripts', 'lava', 'lab.sh'),
-                             'start']).returncode
-        self.check(rc == 0, f'started in {time.time() - start:.0f} s: '
+        started = True
+        try:
+            lab.start()
+        except Fatal as e:
+            plib.error(str(e))
+            started = False
+        self.check(started, f'started in {time.time() - start:.0f} s: '
                    f'lava-server, lava-worker, PostgreSQL on {lab.URL}/')
-        if rc:
-            return True, rc
+        if not started:
+            return
         hello = self.write('hello.yaml', command_job('hello',
                                                      'perf_aux_lab_hello'))
         start = time.time()
@@ -332,35 +336,21 @@ class Selftest:
         self.faults(base)
         if qemu:
             self.qemu_runs(base)
-        return True, 0
 
 
-def default_runs(base: str) -> List[str]:
-    """The reference arm64-4k run of base, and beside it the stock control
-    and the 16K reference run where they were built (the full tier's
-    stock and targets stages build them before its lava_lab stage):
-    submitted together, they run side by side on the lab's two devices."""
-    tree = os.path.join(plib.cache(), 'trees', base)
-    runs = [f'reference-{base}-arm64-4k']
-    if os.path.isfile(f'{tree}-stock/.build-arm64-4k/initramfs.cpio.gz'):
-        runs.append(f'stock-{base}-arm64-4k')
-    if os.path.isfile(f'{tree}-reference/.build-arm64-16k/initramfs.cpio.gz'):
-        runs.append(f'reference-{base}-arm64-16k')
-    return runs
-
-
-def run(qemu: bool) -> int:
+def main(args: List[str]) -> int:
     """The selftest; what start started is stopped in every case, and a
     selftest stopped before its end is a failed check."""
     t = Selftest()
     done = False
     try:
-        done, _ = t.run(qemu)
+        t.run(args == ['qemu'])
+        done = True
     finally:
         if not done:
             t.check(False, 'selftest ended early')
         try:
-            lab.cmd_stop()
+            lab.stop()
         except Fatal as e:
             plib.error(str(e))
             t.bad = True

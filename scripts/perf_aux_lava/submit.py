@@ -1,57 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Submission and collection as a LAVA lab's user does them: the
-jobs of the chosen runs, rendered from lava-jobs/ for the builds the
-pipeline made, submitted through the server's REST API all at once (the
-lab runs them side by side, a device each), waited for with a bound, and
-each job's console fetched back through the API and split by the direct
-run's own splitters (results kunit, kselftest) into out/results/<run>/:
-the same KTAP files, the same report as make run's.
-
-Usage: scripts/lava/submit.sh [RUN|JOB.yaml]...
-  RUN       a run as make run names its results (perf_aux.lib
-            result_name): <kernel>-<base>-<target>[-<variant>], e.g.
-            reference-7.3-arm64-4k; kernel reference or stock, target
-            arm64-4k or arm64-16k (lava-jobs' QEMU jobs), a variant
-            without boot parameters (the jobs pass none).  Its build:
-            $PERF_AUX_CACHE/trees/<base>-<kernel>/.build-<target>[-<variant>].
-            Default: the run KERNEL, BASE, TARGET, VARIANT select.
-  JOB.yaml  a job file as it is: submitted, waited for, its test cases
-            printed; nothing goes to out/results.
-
-Environment:
-  LAB              the server (default http://127.0.0.1:8000/, the local
-                   lab of scripts/lava/lab.sh, PERF_AUX_LAB_PORT)
-  LAVA_TOKEN       the API token to submit with, or LAVA_TOKEN_FILE, a
-                   file holding it; for the local lab the default is its
-                   token file.  The token is never printed and never on a
-                   command line (client.py).
-  LAVA_WAIT        seconds from submission the jobs may take, all of them
-                   (default 3600: a QEMU job's own timeout is 40 minutes);
-                   jobs not finished then are canceled
-  LAVA_LAB_FILE    the lab file lava-jobs/generate.py renders with (device
-                   type, test definition repository); default
-                   lava-jobs/lab.example.yaml, its test definitions taken
-                   from this checkout (a file:// git repository)
-  LAVA_ARTIFACTS_URL  the URL at which the lab's workers read
-                   $PERF_AUX_OUT/lava/submit/ (kernels and ramdisks are
-                   staged there); default file://, for a worker on this
-                   machine, and needed for any other lab
-
-A run's results: out/results/<run>/ (<suite>.ktap, source.txt with a
-"lava:" line naming the job), written whole beside and then moved into
-place, replacing a directory of the same name as a new make run does (it
-is the same run, run by LAVA); its console logs out/logs/<run>-kunit.log
-(the boot, KUnit) and <run>-kselftest.log (from the ramdisk's init on),
-the job's log out/logs/<run>-lava.yaml; out/report.md.
-
-Exit: 0 every job Complete and no test failed; 1 a test failed (its
-results written, as make run); 2 nothing ran: bad input, no or a refused
-token, the server unreachable or refusing a job (the reason, one line);
-3 infrastructure error: a job ended Incomplete or Canceled, or was not
-finished within LAVA_WAIT and was canceled: LAVA's reason is printed,
-nothing is written to out/results for it, and it counts as neither pass
-nor fail.
-"""
+"""python3 -m perf_aux_lava submit [RUN|JOB.yaml]... (make submit,
+docs/lava.md): the jobs submitted through lavacli all at once, waited for
+with a bound, each run's console split into out/results/<run>/."""
 
 import glob
 import json
@@ -68,8 +18,8 @@ from datetime import datetime
 from typing import Any, Dict, List, Tuple
 
 from . import artifacts, common
-from .client import ApiError, Client, read_token
-from .common import Fatal, ROOT, plib
+from .common import Fatal, plib
+from .server import LavaError, Server, read_token
 
 # Seconds a canceled job may take to reach Finished; poll interval.
 CANCEL_WAIT = 60
@@ -78,6 +28,7 @@ POLL = 5
 INFRA = 3
 RUN_NAME = re.compile(r'^(reference|stock)-([0-9]+\.[0-9]+)-'
                       r'(arm64-[0-9]+k|x86_64)(?:-(.+))?$')
+LAB_USER = 'perf_aux'
 
 
 def say(msg: str) -> None:
@@ -89,9 +40,9 @@ def local_url() -> str:
 
 
 def local_lab(url: str) -> bool:
-    """url is the lab scripts/lava/lab.sh runs on this machine."""
-    port = os.environ.get('PERF_AUX_LAB_PORT', '8000')
-    return url in (local_url(), f'http://localhost:{port}')
+    """url is this machine's lab (perf_aux_lava lab)."""
+    return url in (local_url(), local_url().replace('127.0.0.1',
+                                                    'localhost'))
 
 
 @dataclass
@@ -106,6 +57,7 @@ class Job:
     state: str = ''       # the last state seen: "Running Unknown qemu-01"
     fault: str = ''
     ran: int = 0
+    times: str = ''
 
 
 def run_parts(run: str) -> Tuple[str, str, str, str, str]:
@@ -122,19 +74,17 @@ def run_parts(run: str) -> Tuple[str, str, str, str, str]:
                plib.unknown('VARIANT', variant, plib.VARIANTS))
     if problem:
         raise Fatal(problem)
-    args = plib.variant_args(variant)
-    cpus = plib.variant_cpus(variant)
-    build = plib.build_dir(target, variant)
     if target not in ('arm64-4k', 'arm64-16k'):
         raise Fatal(f'submit: {run}: lava-jobs has no job for {target} '
                     '(qemu-arm64-4k, qemu-arm64-16k)')
-    if args:
+    if plib.variant_args(variant):
         raise Fatal(f'submit: {run}: VARIANT={variant} adds boot '
                     'parameters, which the LAVA jobs do not pass')
+    cpus = plib.variant_cpus(variant)
     if cpus != 2:
         raise Fatal(f'submit: {run}: VARIANT={variant} boots {cpus} CPUs, '
                     'the LAVA jobs 2')
-    return kernel, base, target, variant, build
+    return kernel, base, target, variant, plib.build_dir(target, variant)
 
 
 def default_run() -> str:
@@ -150,15 +100,15 @@ def default_run() -> str:
 
 
 def job_times(d: Dict[str, Any]) -> Tuple[str, int]:
-    """Where and how long a job ran, from the server's times; the seconds
-    it ran."""
-    t = {k: datetime.fromisoformat(d[k].rstrip('Z'))
+    """Where and how long a job ran (lavacli's job, its times as
+    XML-RPC's 20261201T00:00:03); the seconds it ran."""
+    t = {k: datetime.strptime(d[k][:17], '%Y%m%dT%H:%M:%S')
          for k in ('submit_time', 'start_time', 'end_time') if d.get(k)}
     queued = ((t['start_time'] - t['submit_time']).total_seconds()
               if 'start_time' in t else 0)
     ran = ((t['end_time'] - t['start_time']).total_seconds()
            if len(t) == 3 else 0)
-    return (f'on {d.get("actual_device")}, queued {queued:.0f} s, '
+    return (f'on {d.get("device")}, queued {queued:.0f} s, '
             f'ran {ran:.0f} s', int(round(ran)))
 
 
@@ -172,16 +122,12 @@ def state_text(state: str) -> str:
     return words[0] + (f' on {device}' if device not in ('', 'None') else '')
 
 
-def case_lines(suites: Dict[str, Any], tests: Dict[str, Any]) -> List[str]:
+def case_lines(results: List[Dict[str, Any]]) -> List[str]:
     """A job's test cases, "suite.case result [measurement units]"."""
-    names = {s['id']: s['name'] for s in suites['results']}
-    lines = []
-    for t in tests['results']:
-        m = (f' {t["measurement"]} {t["unit"]}'
-             if t.get('measurement') is not None else '')
-        lines.append(f'{names.get(t["suite"], t["suite"])}.{t["name"]} '
-                     f'{t["result"]}{m}')
-    return lines
+    return [f'{r["suite"]}.{r["name"]} {r["result"]}' +
+            (f' {r["measurement"]} {r["unit"]}'
+             if r.get('measurement') not in (None, '', 'None') else '')
+            for r in results]
 
 
 def case_summary(lines: List[str]) -> List[str]:
@@ -207,6 +153,11 @@ def results_py(*args: str) -> int:
         return 1
 
 
+def write_lines(path: str, lines: List[str]) -> None:
+    with open(path, 'w') as f:
+        f.write(''.join(line + '\n' for line in lines))
+
+
 class Submission:
     """One make submit: its lab, its staging directory, its jobs."""
 
@@ -219,23 +170,23 @@ class Submission:
         self.collected: List[str] = []
         self.stage = ''
         self.start = 0.0
-        self.api = Client(url)
-
-    def fatal(self, e: ApiError) -> Fatal:
-        return Fatal(f'submit: {e}')
+        self.lava = Server(url)
 
     def connect(self) -> None:
         """The token is good and the server answers: who and what."""
-        try:
-            self.api = Client(self.url, read_token(
-                self.url, os.path.join(plib.cache(), 'lab', 'token')
-                if local_lab(self.url) else ''))
-            user = self.api.json('system/whoami/').get('user')
-            version = self.api.json('system/version/').get('version')
-        except ApiError as e:
-            raise self.fatal(e) from None
+        local = local_lab(self.url)
+        user = os.environ.get('LAVA_USER') or (LAB_USER if local else '')
         if not user:
-            raise Fatal(f'submit: {self.url}/ took the token for no user')
+            raise Fatal(f'submit: {self.url}/ is not this machine\'s lab: '
+                        'set LAVA_USER, the token\'s user')
+        try:
+            self.lava = Server(self.url, user, read_token(
+                self.url, os.path.join(plib.cache(), 'lab', 'token')
+                if local else ''))
+            user = self.lava('system', 'whoami').strip()
+            version = self.lava('system', 'version').strip()
+        except LavaError as e:
+            raise Fatal(f'submit: {e}') from None
         say(f'{self.url}/ as {user}, lava-server {version}')
 
     def artifacts_url(self) -> str:
@@ -275,8 +226,7 @@ class Submission:
                 source = f.read().strip() or 'unknown'
         except OSError:
             source = 'unknown'
-        with open(os.path.join(d, 'source.txt'), 'w') as f:
-            f.write(f'source: {source}\n')
+        write_lines(os.path.join(d, 'source.txt'), [f'source: {source}'])
         staged = f'{self.artifacts_url()}/{os.path.basename(self.stage)}'
         job = f'qemu-{target}'
         sets = [f'jobs.{job}.kernel={staged}/{run}/Image.gz',
@@ -288,13 +238,7 @@ class Submission:
         if not self.lab_file:
             sets += [f'testdefs.repository={staged}/testdefs',
                      'testdefs.revision=main']
-        lab = self.lab_file or os.path.join(ROOT, 'lava-jobs',
-                                            'lab.example.yaml')
-        argv = [common.PYTHON, os.path.join(ROOT, 'lava-jobs', 'generate.py'),
-                '--lab', lab, '--out', d]
-        for s in sets:
-            argv += ['--set', s]
-        if common.run(argv + [job], stdout=subprocess.DEVNULL):
+        if artifacts.generate(d, job, sets, self.lab_file):
             raise Fatal(f'submit: {run}: lava-jobs/generate.py failed')
         # The run's name in the job's, so that the lab's lists tell runs
         # apart.
@@ -323,6 +267,9 @@ class Submission:
                 raise Fatal(f'submit: {self.url}/ is not this machine\'s lab:'
                             ' set LAVA_ARTIFACTS_URL to where its workers '
                             f'read {self.out}/lava/submit/')
+        if not shutil.which('lavacli') and common.run(
+                plib.perf_aux('deps'), stdout=subprocess.DEVNULL):
+            raise Fatal('submit: no lavacli (python3 -m perf_aux deps)')
         self.connect()
         parent = os.path.join(self.out, 'lava', 'submit')
         os.makedirs(parent, exist_ok=True)
@@ -330,11 +277,9 @@ class Submission:
             prefix=time.strftime('%Y%m%d-%H%M%S-'), dir=parent)
         os.chmod(self.stage, 0o755)
         for arg in args:
-            if arg.endswith('.yaml'):
-                self.jobs.append(Job(arg, arg, 'jobs'))
-            else:
-                self.jobs.append(Job(os.path.join(self.stage, arg,
-                                                  'job.yaml'), arg, arg))
+            self.jobs.append(Job(arg, arg, 'jobs') if arg.endswith('.yaml')
+                             else Job(os.path.join(self.stage, arg,
+                                                   'job.yaml'), arg, arg))
         if not self.lab_file and runs:
             try:
                 artifacts.testdefs(self.stage)
@@ -350,38 +295,30 @@ class Submission:
         self.start = time.time()
         for job in self.jobs:
             try:
-                with open(job.file) as f:
-                    definition = f.read()
-            except OSError:
-                raise Fatal(f'submit: cannot read {job.file}') from None
-            try:
-                job.id = self.api.submit(definition, job.file)
-            except ApiError as e:
+                job.id = self.lava.submit(job.file)
+            except LavaError as e:
                 self.cancel_all()
-                raise self.fatal(e) from None
+                raise Fatal(f'submit: {e}') from None
             say(f'job {job.id} submitted: {job.name} '
                 f'({self.url}/scheduler/job/{job.id})')
 
     def cancel_all(self) -> None:
         for job in self.jobs:
             if job.id and not job.health:
-                self.api.cancel(job.id)
+                self.lava.cancel(job.id)
                 say(f'job {job.id} ({job.name}): canceled')
 
-    def job_state(self, job: Job) -> str:
-        """"state health device" of job, or "Unknown - why"."""
+    def poll(self, job: Job) -> str:
+        """"state health device" of job, or "Unknown - why"; a finished
+        job's health and times taken."""
         try:
-            d = self.api.job(job.id)
-        except ApiError as e:
+            d = self.lava.job(job.id)
+        except LavaError as e:
             return f'Unknown - {e}'
-        return f'{d["state"]} {d["health"]} {d["actual_device"]}'
-
-    def times(self, job: Job) -> str:
-        try:
-            text, job.ran = job_times(self.api.job(job.id))
-        except ApiError as e:
-            return f'times unknown ({e})'
-        return text
+        if d['state'] == 'Finished':
+            job.health = d['health']
+            job.times, job.ran = job_times(d)
+        return f'{d["state"]} {d["health"]} {d["device"]}'
 
     def elapsed(self) -> int:
         return int(time.time() - self.start)
@@ -398,12 +335,10 @@ class Submission:
             for job in self.jobs:
                 if job.health:
                     continue
-                state = self.job_state(job)
-                if state.split(' ')[0] == 'Finished':
-                    job.health = state.split(' ')[1]
-                    times = self.times(job)
+                state = self.poll(job)
+                if job.health:
                     say(f'job {job.id} ({job.name}): {job.health}, '
-                        f'{self.elapsed()} s from submission, {times}')
+                        f'{self.elapsed()} s from submission, {job.times}')
                     continue
                 left += 1
                 if state != last.get(job.id):
@@ -411,31 +346,15 @@ class Submission:
                     last[job.id] = state
                 job.state = state
             if not left:
-                self.lab_time()
+                if len(self.jobs) > 1:
+                    say(f'{len(self.jobs)} jobs in {self.elapsed()} s from '
+                        'submission; one after another they would run '
+                        f'{sum(j.ran for j in self.jobs)} s')
                 return
             if time.time() >= deadline:
                 break
             time.sleep(POLL)
         self.timed_out()
-
-    def lab_time(self) -> None:
-        """The jobs' wall time from submission against the sum of their
-        run times, what one device would have taken running them one
-        after another (the lab's parallel runs against serial
-        ones)."""
-        if len(self.jobs) > 1:
-            say(f'{len(self.jobs)} jobs in {self.elapsed()} s from '
-                'submission; one after another they would run '
-                f'{sum(j.ran for j in self.jobs)} s')
-
-    def worker_of(self, device: str) -> str:
-        """"worker state" of the worker device belongs to, or ''."""
-        try:
-            worker = self.api.json(f'devices/{device}/')['worker_host']
-            state = self.api.json(f'workers/{worker}/')['state']
-        except (ApiError, KeyError, TypeError):
-            return ''
-        return f'{worker} {state}'
 
     def timed_out(self) -> None:
         """The jobs LAVA_WAIT left unfinished: canceled, and each one's end
@@ -444,21 +363,26 @@ class Submission:
         deadline = time.time() + CANCEL_WAIT
         left = [j for j in self.jobs if not j.health]
         for job in left:
-            self.api.cancel(job.id)
+            self.lava.cancel(job.id)
         for job in left:
+            was = job.state
             while True:
-                state = self.job_state(job)
-                if (state.split(' ')[0] == 'Finished' or
-                        time.time() >= deadline):
+                state = self.poll(job)
+                if job.health or time.time() >= deadline:
                     break
                 time.sleep(POLL)
-            words = job.state.split(' ')
-            worker = self.worker_of(words[2]) if len(words) > 2 else ''
-            was = state_text(job.state) + (f', worker {worker}'
-                                           if worker else '')
-            head = f'not finished within {self.wait} s ({was}): canceled'
-            if state.split(' ')[0] == 'Finished':
-                job.health = state.split(' ')[1]
+            words = was.split(' ')
+            worker = ''
+            if len(words) > 2:
+                try:
+                    host = self.lava.json('devices', 'show', words[2])
+                    worker = (f'{host["worker"]} ' +
+                              str(self.lava.state('worker', host['worker'])))
+                except (LavaError, KeyError, TypeError):
+                    pass
+            head = (f'not finished within {self.wait} s ({state_text(was)}'
+                    f'{", worker " + worker if worker else ""}): canceled')
+            if job.health:
                 job.fault = f'{head}, ended {job.health}'
             else:
                 job.health = 'Unfinished'
@@ -468,54 +392,49 @@ class Submission:
 
     def print_cases(self, job: Job, d: str) -> None:
         try:
-            suites = self.api.json(f'jobs/{job.id}/suites/?limit=1000')
-            tests = self.api.json(f'jobs/{job.id}/tests/?limit=10000')
-        except ApiError as e:
-            raise self.fatal(e) from None
-        for name, data in (('suites', suites), ('tests', tests)):
-            with open(os.path.join(d, f'{name}.json'), 'w') as f:
-                json.dump(data, f)
-        lines = case_lines(suites, tests)
+            results = self.lava.json('results', str(job.id))
+        except LavaError as e:
+            raise Fatal(f'submit: {e}') from None
+        with open(os.path.join(d, 'results.json'), 'w') as f:
+            json.dump(results, f)
+        lines = case_lines(results)
         path = os.path.join(d, 'results.txt')
-        with open(path, 'w') as f:
-            f.write(''.join(line + '\n' for line in lines))
+        write_lines(path, lines)
         say(f'job {job.id}: {len(lines)} results in {path}:')
         for line in case_summary(lines):
             print(line)
 
     def collect(self, job: Job) -> bool:
-        """job's results.  A run's: its console through the API, split by
+        """job's results.  A run's: its console through lavacli, split by
         the direct run's splitters in STAGE/RUN/results, then moved into
         out/results/RUN whole.  A job file's: its test cases printed.
         False (job.fault says why) when a run's results cannot be had."""
+        from perf_aux_results import lava
         d = os.path.join(self.stage, job.kind)
         os.makedirs(os.path.join(d, str(job.id)), exist_ok=True)
         log = os.path.join(d, str(job.id), 'log.yaml')
         try:
-            with open(log, 'wb') as f:
-                f.write(self.api.log(job.id))
-        except ApiError as e:
+            with open(log, 'w') as f:
+                f.write(self.lava.log(job.id))
+        except LavaError as e:
             job.fault = f'Complete, but its log: {e}'
             return False
         if job.kind == 'jobs':
             self.print_cases(job, os.path.join(d, str(job.id)))
             return True
-        from perf_aux_results import lava
         tmp = os.path.join(d, 'results')
         shutil.rmtree(tmp, ignore_errors=True)
         os.makedirs(tmp)
         with open(log, errors='replace') as f:
-            boot, tests = lava.console(lava.log_entries(f))
-        logs = {}
-        for part, lines in (('kunit', boot), ('kselftest', tests)):
-            logs[part] = os.path.join(d, f'{part}.log')
-            with open(logs[part], 'w') as f:
-                f.write(''.join(line + '\n' for line in lines))
-        if not boot and not tests:
+            parts = dict(zip(('kunit', 'kselftest'),
+                             lava.console(lava.log_entries(f))))
+        for part, lines in parts.items():
+            write_lines(os.path.join(d, f'{part}.log'), lines)
+        if not any(parts.values()):
             job.fault = 'Complete, but its log has no console'
             return False
-        if results_py('kunit', logs['kunit'], tmp) or results_py(
-                'kselftest', logs['kselftest'], tmp):
+        if any(results_py(part, os.path.join(d, f'{part}.log'), tmp)
+               for part in parts):
             job.fault = 'Complete, but its console could not be split'
             return False
         if not glob.glob(os.path.join(tmp, '*.ktap')):
@@ -525,7 +444,7 @@ class Submission:
             source = f.read()
         with open(os.path.join(tmp, 'source.txt'), 'w') as f:
             f.write(source + f'lava: job {job.id} at {self.url}/scheduler/'
-                    f'job/{job.id}, {self.times(job)}\n')
+                    f'job/{job.id}, {job.times}\n')
         # Into place: the logs, then the results directory by rename (the
         # old one moved aside first), so that out/results never holds
         # half a run.
@@ -535,8 +454,8 @@ class Submission:
         try:
             os.makedirs(os.path.join(self.out, 'logs'), exist_ok=True)
             os.makedirs(os.path.join(self.out, 'results'), exist_ok=True)
-            for src, suffix in ((logs['kunit'], 'kunit.log'),
-                                (logs['kselftest'], 'kselftest.log'),
+            for src, suffix in ((f'{d}/kunit.log', 'kunit.log'),
+                                (f'{d}/kselftest.log', 'kselftest.log'),
                                 (log, 'lava.yaml')):
                 shutil.copyfile(src, os.path.join(
                     self.out, 'logs', f'{job.name}-{suffix}'))
@@ -557,20 +476,17 @@ class Submission:
         from perf_aux_results import lava
         why = job.fault or job.health
         try:
-            text = self.api.log(job.id).decode(errors='replace')
-            errors = lava.job_errors(lava.log_entries(text.splitlines()))
+            errors = lava.job_errors(lava.log_entries(
+                self.lava.log(job.id).splitlines()))
             if errors:
                 why += ': ' + '; '.join(errors)
-        except ApiError:
-            pass
-        try:
-            comment = ' '.join((self.api.job(job.id).get('failure_comment')
+            comment = ' '.join((self.lava.job(job.id).get('failure_comment')
                                 or '').split())
             if comment:
                 why += f'; {comment}'
-        except ApiError:
+        except LavaError:
             pass
-        print(self.api.redact(
+        print(self.lava.redact(
             f'submit: infrastructure error: job {job.id} ({job.name}) at '
             f'{self.url}/scheduler/job/{job.id}: {why}'), file=sys.stderr,
             flush=True)
@@ -596,9 +512,8 @@ class Submission:
 
 def main(args: List[str]) -> int:
     url = (os.environ.get('LAB') or local_url()).rstrip('/')
-    args = args or [default_run()]
     s = Submission(url)
-    s.prepare(args)
+    s.prepare(args or [default_run()])
     s.submit_all()
     s.wait_all()
     return s.finish()

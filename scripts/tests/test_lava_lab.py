@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Host tests of the local lab's pieces that need no lab
-(scripts/perf_aux_lava: lab, selftest): a daemon's command from its
-package's systemd unit as systemd expands it, its pid file, the device
-dictionaries and the selftest's jobs and message lines."""
+(scripts/perf_aux_lava: lab, selftest): a daemon started and stopped by
+its pid file, the device dictionaries and the selftest's jobs and message
+lines."""
 
 import os
 import shutil
@@ -19,70 +19,36 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from perf_aux_lava import lab, selftest  # noqa: E402
 
-UNIT = """\
-[Unit]
-Description=LAVA worker
-After=network.target remote-fs.target
-
-[Service]
-Type=simple
-Environment=URL=http://localhost/ LOGLEVEL=DEBUG
-EnvironmentFile=-{tmp}/default
-EnvironmentFile=-{tmp}/absent
-ExecStart=/usr/bin/lava-worker --level $LOGLEVEL --url $URL $TOKEN $WORKER_NAME ${{EMPTY}}x
-KillMode=process
-
-[Install]
-WantedBy=multi-user.target
-"""
-
-
-class UnitTest(unittest.TestCase):
+class DaemonTest(unittest.TestCase):
     def setUp(self) -> None:
         self.tmp = tempfile.mkdtemp()
-        with open(os.path.join(self.tmp, 'lava-worker.service'), 'w') as f:
-            f.write(UNIT.format(tmp=self.tmp))
-        for p in (mock.patch.object(lab, 'UNITS', self.tmp),
-                  mock.patch.object(lab, 'RUN', self.tmp),
-                  mock.patch.object(lab, 'LOGS', self.tmp)):
+        for p in (mock.patch.object(lab, 'RUN', self.tmp),
+                  mock.patch.object(lab, 'LOGS', self.tmp),
+                  mock.patch.object(lab, 'say')):
             p.start()
             self.addCleanup(p.stop)
 
     def tearDown(self) -> None:
         shutil.rmtree(self.tmp)
 
-    def test_exec_start_expanded_as_systemd_does(self) -> None:
-        s = lab.Service('lava-worker', 'w', 'x')
-        self.assertEqual(['/usr/bin/lava-worker', '--level', 'DEBUG',
-                          '--url', 'http://localhost/', 'x'], s.command())
-        with open(os.path.join(self.tmp, 'default'), 'w') as f:
-            f.write('# comment\nLOGLEVEL="INFO"\n'
-                    "WORKER_NAME='--name perf-aux-lab --ping-interval 5'\n")
-        self.assertEqual(['/usr/bin/lava-worker', '--level', 'INFO', '--url',
-                          'http://localhost/', '--name', 'perf-aux-lab',
-                          '--ping-interval', '5', 'x'], s.command())
-        self.assertFalse(s.kill_group())
-
-    def test_missing_unit(self) -> None:
-        with self.assertRaises(lab.Fatal):
-            lab.Service('nothing', 'n', 'x').command()
-
     def test_start_and_stop_by_pid_file(self) -> None:
-        with open(os.path.join(self.tmp, 'sleeper.service'), 'w') as f:
-            f.write(f'[Service]\nExecStart=/bin/sh -c "sleep 60; :" '
-                    f'{self.tmp}\n')
-        s = lab.Service('sleeper', 'sleeper', self.tmp)
-        self.assertFalse(s.running())
-        with mock.patch.object(lab, 'say'):
-            s.start()
-            self.assertTrue(s.running())
-            s.stop(timeout=5)
-        self.assertFalse(s.running())
-        self.assertFalse(os.path.exists(s.pidfile))
+        d = lab.Daemon('sleeper', ['/bin/sh', '-c', 'sleep 60; :',
+                                   self.tmp], self.tmp)
+        self.assertFalse(d.running())
+        d.start()
+        self.assertTrue(d.running())
+        d.stop(timeout=5)
+        self.assertFalse(d.running())
+        self.assertFalse(os.path.exists(d.pidfile))
         # A stale pid file naming another process is not the daemon.
-        with open(s.pidfile, 'w') as f:
+        with open(d.pidfile, 'w') as f:
             f.write(f'{os.getpid()}\n')
-        self.assertFalse(s.running())
+        self.assertFalse(d.running())
+
+    def test_daemons_are_the_units_commands(self) -> None:
+        self.assertEqual('/usr/bin/lava-worker', lab.WORKER_DAEMON.argv[0])
+        self.assertFalse(lab.WORKER_DAEMON.group)  # KillMode=process
+        self.assertIn(f'127.0.0.1:{lab.PORT}', lab.GUNICORN.argv)
 
 
 class PartsTest(unittest.TestCase):
@@ -111,7 +77,7 @@ class PartsTest(unittest.TestCase):
                     'submit: infrastructure error: job 2: b\nsubmit: x\n')
             f.flush()
             self.assertEqual('submit: infrastructure error: job 2: b',
-                             selftest.Selftest().message(f.name))
+                             selftest.message(f.name))
 
     def test_children(self) -> None:
         p = subprocess.Popen(['sleep', '30'])

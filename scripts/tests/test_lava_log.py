@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Host tests of what scripts/lava/submit.sh reads from a LAVA job log
-(log.yaml, as the API gives it): its entries, the console cut into the
+"""Host tests of what make submit (perf_aux_lava.submit) reads from a LAVA
+job log (log.yaml, as the API gives it): its entries, the console cut into the
 direct run's two console logs, which the direct run's splitters turn into
 the same KTAP, and LAVA's reasons for a job that did not complete."""
 
