@@ -129,16 +129,17 @@ def busybox_initramfs(root: str, b: Build, busybox: str) -> int:
 
 
 def rootfs_initramfs(root: str, rootfs: str, ksft: str, testdefs: str,
-                     out: str) -> int:
+                     out: str, init: str = 'testdefs-init') -> int:
     """ROOTFS with the kselftests where KernelCI has them, test-definitions
-    and testdefs-init as /init, as a gzipped cpio (owners and nodes kept)."""
+    and scripts/initramfs/INIT as /init, as a gzipped cpio (owners and nodes
+    kept)."""
     work = tempfile.mkdtemp()
     try:
         steps = [['cp', '-a', f'{rootfs}/.', f'{work}/'],
                  ['mkdir', '-p', f'{work}/opt/kselftests'],
                  ['cp', '-a', ksft, f'{work}/opt/kselftests/mainline'],
                  ['install', '-m', '0755',
-                  f'{root}/scripts/initramfs/testdefs-init', f'{work}/init']]
+                  f'{root}/scripts/initramfs/{init}', f'{work}/init']]
         if testdefs:
             steps.append(['cp', '-a', testdefs,
                           f'{work}/opt/test-definitions'])

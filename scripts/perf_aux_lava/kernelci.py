@@ -143,19 +143,12 @@ def stage(build: str, d: str) -> Dict[str, str]:
                     os.path.join(d, 'Image'))
     modules_tar(build, os.path.join(d, 'modules.tar.xz'))
     rootfs = os.path.join(plib.cache(), 'rootfs', 'trixie-arm64')
-    # rootfs_initramfs() makes ROOT/scripts/initramfs/testdefs-init the
-    # /init: a root of its own gives it KernelCI's (LAVA's "/ #" shell).
-    # One archive: LAVA's modules overlay repacks the first one only.
-    with tempfile.TemporaryDirectory() as root:
-        os.makedirs(os.path.join(root, 'scripts', 'initramfs'))
-        shutil.copy(os.path.join(ROOT, 'scripts', 'initramfs',
-                                 'kernelci-init'),
-                    os.path.join(root, 'scripts', 'initramfs',
-                                 'testdefs-init'))
-        if kselftest.rootfs_initramfs(
-                root, rootfs, os.path.join(build, 'kselftest_install'), '',
-                os.path.join(d, 'rootfs.cpio.gz')):
-            raise OSError(f'cannot pack {rootfs}')
+    # KernelCI's /init (LAVA's "/ #" shell), in one archive: LAVA's modules
+    # overlay repacks the first one only.
+    if kselftest.rootfs_initramfs(
+            ROOT, rootfs, os.path.join(build, 'kselftest_install'), '',
+            os.path.join(d, 'rootfs.cpio.gz'), init='kernelci-init'):
+        raise OSError(f'cannot pack {rootfs}')
     export = os.path.join(d, 'export')
     shutil.rmtree(export, ignore_errors=True)
     subprocess.run([common.PYTHON, os.path.join(ROOT, 'integrations',
