@@ -169,28 +169,34 @@ def run_mutants(c: Verdicts, directory: str, suite: str, variant: str,
 def module_mutant(c: Verdicts, patch: str, name: str, res: str, log: str,
                   tests: Optional[str] = None) -> None:
     """A kselftest of the patch's "Killed-by:" lines fails on the mutant
-    synthetic PMU, booted as its "Boot:" line says."""
+    synthetic PMU, booted as its "Boot:" line says, at each of its
+    "Targets:"."""
     suites = ' '.join(patch_lines(patch, 'Killed-by: perf_aux.')).split() \
         or list(KILLED_BY_DEFAULT)
     variant = mutant_boot(patch, 'default')
     # A configuration variant is a build of its own, without the peers.
     peer_off = [PEER_OFF] if c.peers and not lib.variant_config(variant) \
         else []
-    if not mutant_build(c, patch, variant, f'{log}-kunit.log', peer_off):
-        return
-    # Only the programs that must kill it: each of the others costs minutes.
-    c.call(lib.perf_aux('kselftest', 'mutant', 'arm64-4k', variant,
-                        f'{log}-kselftest.log', *peer_off,
-                        tests or c.environ.get('MODULE_MUTANT_TESTS') or
-                        killer_tests(suites)), quiet=True)
-    c.results_shown('kselftest', f'{log}-kselftest.log', res)
-    ok, line = False, ''
-    for suite in suites:
-        ok, line = expectation(res, f'perf_aux.{suite}', failure=True)
-        if ok:
-            break
-    c.verdict(0 if ok else 1, f'{os.path.basename(res)}: {line}')
-
+    for target in mutant_targets(patch, c.base == c.default_base):
+        run = mutant_run(c, name, target)
+        res = f'{c.out}/mutants/{run}'
+        log = f'{c.out}/logs/mutant-{run}'
+        shutil.rmtree(res, ignore_errors=True)
+        if not mutant_build(c, patch, variant, f'{log}-kunit.log', peer_off,
+                            target):
+            continue
+        # Only the programs that must kill it: each other costs minutes.
+        c.call(lib.perf_aux('kselftest', 'mutant', target, variant,
+                            f'{log}-kselftest.log', *peer_off,
+                            tests or c.environ.get('MODULE_MUTANT_TESTS') or
+                            killer_tests(suites)), quiet=True)
+        c.results_shown('kselftest', f'{log}-kselftest.log', res)
+        ok, line = False, ''
+        for suite in suites:
+            ok, line = expectation(res, f'perf_aux.{suite}', failure=True)
+            if ok:
+                break
+        c.verdict(0 if ok else 1, f'{run}: {line}')
 
 def run_module_mutants(c: Verdicts, directory: str, names: List[str],
                        tests: Optional[str] = None) -> None:

@@ -90,6 +90,25 @@ class MutantTargetsTest(unittest.TestCase):
         self.assertEqual('m-7.3-arm64-16k',
                          mutants.mutant_run(c, 'm', 'arm64-16k'))
 
+    def test_module_mutant_boots_each_target(self) -> None:
+        patch = os.path.join(CATALOGUE, 'room_quartered.patch')
+        c = mock.Mock(base='7.3', default_base='7.3', out='/o', peers=False,
+                      environ={})
+        built, booted = [], []
+        with mock.patch.object(mutants, 'mutant_build',
+                               lambda c, p, v, log, a, t: built.append(t)
+                               or True), \
+                mock.patch.object(mutants, 'expectation',
+                                  return_value=(True, 'killed')), \
+                mock.patch.object(mutants.lib, 'perf_aux',
+                                  lambda *a: booted.append(a[2])):
+            mutants.module_mutant(c, patch, 'room_quartered', '', '')
+        targets = ['arm64-4k', 'arm64-16k', 'arm64-64k']
+        self.assertEqual(targets, built)
+        self.assertEqual(targets, booted)
+        self.assertEqual([mock.call(0, f'room_quartered-7.3-{t}: killed')
+                          for t in targets], c.verdict.call_args_list)
+
 
 if __name__ == '__main__':
     unittest.main()
