@@ -56,12 +56,10 @@ exec "$@"
 
 Result = Tuple[int, str, str]
 
-
 def write(path: str, text: str) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, 'w') as f:
         f.write(text)
-
 
 def perf_stat_csv(counts: Mapping[str, object]) -> str:
     """A perf stat -x, file; a value may be '<not counted>' etc."""
@@ -69,7 +67,6 @@ def perf_stat_csv(counts: Mapping[str, object]) -> str:
     lines += [f'{value},,{event},2004556,100.00,,'
               for event, value in counts.items()]
     return '\n'.join(lines) + '\n'
-
 
 class Case(unittest.TestCase):
     def setUp(self) -> None:
@@ -87,7 +84,6 @@ class Case(unittest.TestCase):
     def read(self, *path: str) -> str:
         with open(os.path.join(self.out, *path)) as f:
             return f.read()
-
 
 class CompareTest(Case):
     """-p compare on a host, on a copy of a board's out/tlb-bench."""
@@ -197,7 +193,6 @@ class CompareTest(Case):
         self.assertEqual(
             (1, '', f'tlb-bench: error: no after runs in {self.out}/after\n'),
             self.compare())
-
 
 @unittest.skipUnless(os.path.exists(BUSYBOX), 'needs busybox')
 class BoardTest(Case):
@@ -333,7 +328,6 @@ class BoardTest(Case):
         self.assertEqual(1, rc)
         log = os.path.join(self.out, 'before', 'record1.log')
         self.assertIn(f'tlb-bench: error: run 1 failed (see {log})\n', err)
-
 
 if __name__ == '__main__':
     unittest.main()
