@@ -1,26 +1,22 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Evidence for a cover letter or a Tested-by reply, in plain text of
-WIDTH columns: of run directories, the kernels and their boots, results
-per suite, translation entries per AUX buffer beside the minimum computed
-here from the page size, skips by reason, and the base's mutation score."""
+"""Evidence for a cover letter or a Tested-by reply, plain text of WIDTH
+columns: the runs' kernels and boots, results per suite, translation
+entries per buffer beside the architectural minimum, skips by reason, the
+mutation score."""
 
 import os
 import re
 import textwrap
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
-from . import ktap, report, runs
-from .verdicts import collect, suite_verdict
+from . import ktap, report
+from .verdicts import collect
 
 WIDTH = 72
 # Binds a number to its unit: textwrap breaks lines at ASCII spaces only.
 NBSP = '\u00a0'
-# arm64's CONT_PTES: the PTEs one contiguous-bit block spans, per page size
-# (64 KiB at 4K, 2 MiB at 16K and 64K).
+# arm64's CONT_PTES per page size (64 KiB at 4K, 2 MiB at 16K and 64K).
 CONT_PTE_PAGES = {4096: 16, 16384: 128, 65536: 32}
-# One letter a granule in the entries table.
-GRANULE_LETTERS = (('PMD', 'P'), ('cont', 'C'), ('PTE', 'T'))
-
 
 class Geometry(NamedTuple):
     """The translation granules of one page size, in bytes."""
@@ -28,54 +24,39 @@ class Geometry(NamedTuple):
     pmd: int
     cont: int   # a cont-PTE block; page where the architecture has none
 
-    def describe(self) -> str:
-        cont = (f'cont-PTE block {size_text(self.cont)} '
-                f'({self.cont // self.page}{NBSP}pages)'
-                if self.cont > self.page else 'no cont-PTE blocks')
-        return (f'Page size {size_text(self.page)}: PMD block '
-                f'{size_text(self.pmd)} ({self.pmd // self.page}{NBSP}pages), '
-                f'{cont}.')
-
-
 def geometry(page: int, arch: str = 'arm64') -> Geometry:
-    """A PMD maps a page-table page of page/8 entries, a cont-PTE block
-    CONT_PTE_PAGES (arm64 only)."""
+    """A PMD maps a page-table page of page/8 entries."""
     cont = CONT_PTE_PAGES.get(page, 1) if arch == 'arm64' else 1
     return Geometry(page, page * (page // 8), page * cont)
 
-
 def least_entries(size: int, g: Geometry) -> int:
-    """The fewest translation entries that map a physically contiguous,
-    naturally aligned buffer of size bytes: PMDs, cont-PTEs, PTEs."""
+    """The fewest entries mapping a physically contiguous, naturally
+    aligned buffer: PMDs, then cont-PTEs, then PTEs."""
     pmds, rest = divmod(size, g.pmd)
     conts, rest = divmod(rest, g.cont)
     return pmds + conts + -(-rest // g.page)
 
-
 def size_text(size: int) -> str:
     """1 MiB, 64 KiB, 4097 B: the largest unit that divides size."""
-    for shift, unit in ((30, 'GiB'), (20, 'MiB'), (10, 'KiB'), (0, 'B')):
-        if size >> shift and size % (1 << shift) == 0 or not shift:
-            return f'{size >> shift}{NBSP}{unit}'
-    return ''
+    shift, unit = next(x for x in ((30, 'GiB'), (20, 'MiB'), (10, 'KiB'),
+                                   (0, 'B')) if size % (1 << x[0]) == 0)
+    return f'{size >> shift}{NBSP}{unit}'
 
+def target_page_size(target: str) -> Optional[int]:
+    """The page size a target's name promises ("arm64-16k"), else None."""
+    m = re.fullmatch(r'arm64-([0-9]+)k|x86_64', target)
+    return (int(m[1]) * 1024 if m[1] else 4096) if m else None
 
-def wrap(text: str, indent: str = '', more: Optional[str] = None
-         ) -> List[str]:
+def wrap(text: str, indent: str = '  ', more: str = '    ') -> List[str]:
     return textwrap.wrap(text, WIDTH, initial_indent=indent,
-                         subsequent_indent=indent if more is None else more,
-                         break_on_hyphens=False) or [indent.rstrip()]
+                         subsequent_indent=more, break_on_hyphens=False)
 
-
-def table(header: List[str], rows: List[List[str]], indent: str = '  ',
-          fit: bool = False) -> List[str]:
+def table(header: List[str], rows: List[List[str]], indent: str = '  '
+          ) -> List[str]:
     """Fixed-width columns, the first left-aligned and clipped ('~') to
-    fit in WIDTH, the rest right-aligned; with fit, [] unless it fits
-    unclipped."""
+    fit WIDTH, the rest right-aligned."""
     widths = [max(len(c) for c in col) for col in zip(header, *rows)]
     rest = sum(widths[1:]) + 2 * (len(widths) - 1) + len(indent)
-    if fit and rest + widths[0] > WIDTH:
-        return []
     widths[0] = max(8, min(widths[0], WIDTH - rest))
     return [(indent + '  '.join(
         [(row[0] if len(row[0]) <= widths[0] else
@@ -83,302 +64,207 @@ def table(header: List[str], rows: List[List[str]], indent: str = '  ',
         + [c.rjust(w) for c, w in zip(row[1:], widths[1:])])).rstrip()
         for row in [header] + rows]
 
+def entries_of(d: str) -> Dict[str, ktap.Entries]:
+    """pagesize_test's entries lines, by the result line that follows."""
+    found: Dict[str, ktap.Entries] = {}
+    pending: List[ktap.Entries] = []
+    for line in ktap.suite_text(d, 'perf_aux.pagesize_test').splitlines():
+        e = ktap.entries(line)
+        r = ktap.result(line) if e is None else None
+        if e:
+            pending.append(e)
+        elif r and r.own and pending:
+            found.update((r.name, p) for p in pending)
+            pending = []
+    return found
 
-class Run(NamedTuple):
-    """What one run directory recorded."""
-    path: str
-    label: str
-    exists: bool
-    tree: str = 'unknown'
-    version: str = 'unknown'
-    boots: List[Tuple[str, str]] = []
-    page_sources: Dict[str, int] = {}
-    entries: Dict[str, ktap.Entries] = {}
+def first(path: str, regex: str) -> Optional[re.Match]:
+    """regex's first match with a first group in the file at path."""
+    lines = ktap.read_text(path).splitlines() if os.path.isfile(path) else []
+    return next((m for m in map(re.compile(regex).search, lines)
+                 if m and m[1]), None)
 
-    @property
-    def name(self) -> str:
-        return runs.name(self.path)
-
-    @property
-    def parts(self) -> runs.RunName:
-        return runs.parts(self.path)
-
-    @property
-    def page(self) -> Optional[int]:
-        """The page size as the run shows it, the kernel's own first."""
-        return next(iter(self.page_sources.values()), None)
-
-    @property
-    def geometry(self) -> Optional[Geometry]:
-        arm64 = self.parts.target.startswith('arm64-')
-        return geometry(self.page, 'arm64' if arm64 else self.parts.target) \
-            if self.page else None
-
-
-def labels(dirs: List[str]) -> List[str]:
-    """A short name a run: its kernel, with its variant or whole name
-    where needed to tell the runs apart."""
-    parts = [runs.parts(d) for d in dirs]
-    for names in ([p.kernel for p in parts], [p.kernel + (
-            '' if p.variant in ('', 'default') else f'-{p.variant}')
-            for p in parts], [runs.name(d) for d in dirs]):
-        if len(set(names)) == len(names):
-            break
-    return names
-
-
-def target_page_size(target: str) -> Optional[int]:
-    """The page size a target's name promises ("arm64-16k"), else None."""
-    m = re.fullmatch(r'arm64-([0-9]+)k|x86_64', target)
-    return (int(m[1]) * 1024 if m[1] else 4096) if m else None
-
-
-def load(d: str, label: str, logs: str) -> Run:
-    if not os.path.isdir(d):
-        return Run(d, label, False)
-    name = runs.name(d)
-    tree, sep, version = runs.source(d).rpartition(', version ')
-    tree, version = (tree, version) if sep else (version, '')
-    kernel_version, page = runs.kernel_info(
-        os.path.join(logs, f'{name}-kselftest.log'))
-    boots = [(shown, found) for boot, shown in (('kunit', 'KUnit'),
-                                                ('kselftest', 'kselftest'))
-             if (found := runs.boot_params(os.path.join(
-                 logs, f'{name}-{boot}.log'))) is not None]
+def run_lines(d: str, label: str, logs: str
+              ) -> Tuple[List[str], List[str], Optional[Geometry]]:
+    """A run's kernel, tree, setup and boots; its page size lines; its
+    geometry."""
+    name, p = ktap.name(d), ktap.parts(d)
+    m = first(os.path.join(d, 'source.txt'), r'^source: (.+?)\s*$')
+    tree, sep, version = (m[1] if m else 'unknown').rpartition(', version ')
+    m = first(f'{logs}/{name}-kselftest.log', ktap.KERNEL.pattern)
+    kernel, page = m.groups() if m else ('unknown', 'unknown')
     number, _, unit = page.partition(' ')
-    sources = [('kernel log', int(number) * 1024 if number.isdigit()
-                and unit == 'kB' else None),
-               ('target name', target_page_size(runs.parts(d).target))]
-    return Run(d, label, True, tree, version if kernel_version == 'unknown'
-               else kernel_version, boots, {k: v for k, v in sources if v},
-               report.entries_of(d))
+    pages = {k: v for k, v in (
+        ('kernel log', int(number) * 1024 if number.isdigit() and unit == 'kB'
+         else None), ('target name', target_page_size(p.target))) if v}
+    size = next(iter(pages.values()), None)
+    g = size and geometry(size, 'arm64' if p.target.startswith('arm64-')
+                          else p.target)
+    out = wrap(f'{label}: kernel '
+               f'{kernel if kernel != "unknown" else version * bool(sep)} '
+               f'({name})', '', '  ')
+    for line in [f'tree: {tree if sep else version}',
+                 f'base {p.base or "unknown"}, target {p.target or "unknown"}, '
+                 f'{size_text(size) if size else "unknown size"} pages, '
+                 f'variant {p.variant or "unknown"}'] + [
+            f'{shown} boot: {params[1]}' for boot, shown in (
+                ('kunit', 'KUnit'), ('kselftest', 'kselftest'))
+            if (params := first(f'{logs}/{name}-{boot}.log',
+                                r'Kernel command line: (.*?)\s*$'))]:
+        out += wrap(line)
+    said = ', '.join(f'{k} {size_text(v)}' for k, v in pages.items())
+    return out, (wrap(f'! {label}: page sizes disagree: {said}', '', '  ')
+                 if len(set(pages.values())) > 1 else []) + (
+        [] if g else [f'{label}: page size unknown']), g
 
-
-def header(found: List[Run]) -> List[str]:
-    out = ['perf_aux: AUX buffer mappings, evidence', '']
-    for r in found:
-        if not r.exists:
-            out += wrap(f'{r.label}: no run directory {r.path}')
-            continue
-        p = r.parts
-        page = size_text(r.page) if r.page else 'unknown size'
-        out += wrap(f'{r.label}: kernel {r.version} ({r.name})')
-        for line in [f'tree: {r.tree}', f'base {p.base or "unknown"}, target '
-                     f'{p.target or "unknown"}, {page} pages, variant '
-                     f'{p.variant or "unknown"}'] + [
-                         f'{boot} boot: {params}' for boot, params in r.boots]:
-            out += wrap(line, '  ', '    ')
-    return out
-
-
-def page_lines(found: List[Run]) -> List[str]:
-    out: List[str] = []
-    seen = set()
-    for r in (r for r in found if r.exists):
-        g = r.geometry
-        if g is None:
-            out += wrap(f'{r.label}: page size unknown (no kernel log or '
-                        'known target)')
-            continue
-        if len(set(r.page_sources.values())) > 1:
-            said = ', '.join(f'{k} {size_text(v)}'
-                             for k, v in r.page_sources.items())
-            out += wrap(f'! {r.label}: page sizes disagree: {said}', '', '  ')
-        if g not in seen:
-            seen.add(g)
-            out += wrap(g.describe())
-    return out
-
-
-def results_lines(found: List[Run]) -> List[str]:
+def results_lines(runs: Dict[str, str]) -> List[str]:
     out = ['Results (pass, fail, skip per suite)']
-    for r in (r for r in found if r.exists):
-        suites = collect(r.path)
-        out += ['', f'  {r.label}:']
-        if not suites:
-            out += ['    no KTAP results']
-            continue
+    for label, d in runs.items():
         rows = [[s.name, str(s.passed), str(s.failures), str(s.skipped)]
-                for s in suites]
+                for s in collect(d)]
         rows.append(['total'] + [str(sum(int(x[i]) for x in rows))
                                  for i in (1, 2, 3)])
-        out += table(['suite', 'pass', 'fail', 'skip'], rows, '    ')
-        for suite, text in ktap.read_suites(r.path).items():
-            v = suite_verdict(suite, text)
-            more = len(v.cases) - 3
-            out += wrap(f'failed in {suite}: ' + ', '.join(v.cases[:3])
-                        + (f' and {more} more' if more > 0 else ''),
-                        '    ', '      ') if v.failed else []
+        out += ['', f'  {label}:'] + table(['suite', 'pass', 'fail', 'skip'],
+                                          rows, '    ')
     return out
 
-
-def buffer_names(tests: List[str]) -> Dict[str, str]:
-    """Test names without the first and last dotted parts they share."""
-    names = report.short_names(tests)
-    heads = {n.split('.', 1)[0] for n in names.values()}
-    if len(heads) == 1 and all('.' in n for n in names.values()):
-        names = {t: n.split('.', 1)[1] for t, n in names.items()}
-    return names
-
-
-def entries_group(group: List[Run], g: Geometry, fit: bool = False
-                  ) -> List[str]:
-    """The entries table of runs of one page size, and its checks; [] with
-    fit when it does not fit in WIDTH unclipped."""
-    values = {r.label: r.entries for r in group}
-    kernels, tests = report.shown(values)
+def entries_lines(runs: Dict[str, str], g: Geometry) -> List[str]:
+    """The entries table of runs of one page size, and its totals."""
+    values = {k: entries_of(d) for k, d in runs.items()}
+    values = {k: v for k, v in values.items() if v}
+    tests = list(dict.fromkeys(t for v in values.values() for t in v))
     if not tests:
-        return []
-    names = buffer_names(tests)
-    rows, checks = [], []
-    at_least = {k: 0 for k in kernels}
+        return ['  No pagesize_test entries in these runs.']
+    names = {t: t for t in tests}
+    # A buffer's name: its test's without a first and last part all share.
+    for cut in (lambda n: n.rsplit('.', 1), lambda n: n.split('.', 1)[::-1]):
+        pieces = {t: cut(n) for t, n in names.items()}
+        if all(len(x) == 2 for x in pieces.values()) and \
+                len({x[1] for x in pieces.values()}) == 1:
+            names = {t: x[0] for t, x in pieces.items()}
+    rows = []
+    at_least = dict.fromkeys(values, 0)
     for t in tests:
-        cells = {k: values[k].get(t) for k in kernels}
-        first = next(e for e in cells.values() if e)
+        first = next(v[t] for v in values.values() if t in v)
         least = least_entries(first.pages * g.page, g)
         row = [names[t], size_text(first.pages * g.page)]
-        for k, e in cells.items():
-            if e is None:
-                row.append('-')
-                continue
-            used = e.granule_pages()
-            row.append((f'{e.entries} ' + ''.join(
-                letter for name, letter in GRANULE_LETTERS
-                if used.get(name))).rstrip())
-            at_least[k] += e.entries == least
-            if e.entries < least:
-                checks.append(f'! {k} {names[t]}: {e.entries} entries, '
-                              f'below the minimum {least}')
-        rows.append(row + [str(least)])
-    out = table(['buffer', 'size'] + kernels + ['minimum'], rows, fit=fit)
-    if not out:
-        return []
-    out += [''] + wrap('P PMD block, C cont-PTE block, T PTE: the '
-                       'granules mapping the buffer.', '  ')
-    out += wrap('At the minimum: ' + ', '.join(
-        f'{k} {at_least[k]} of {sum(1 for t in tests if t in values[k])}'
-        for k in kernels) + ' buffers.', '  ')
-    none = [names[t] for t in tests if '.none_' in f'.{names[t]}']
-    if none:
-        out += wrap(f'{", ".join(none)}: no AUX capability, order-0 pages: '
-                    'not expected at the minimum.', '  ', '    ')
-    return out + [x for c in checks for x in wrap(c, '  ', '    ')]
+        for k, v in values.items():
+            used = v[t].granule_pages() if t in v else {}
+            row.append(f'{v[t].entries} ' + ''.join(
+                c for k, c in (('PMD', 'P'), ('cont', 'C'), ('PTE', 'T'))
+                if used.get(k)) if t in v else '-')
+            at_least[k] += t in v and v[t].entries == least
+        rows.append([x.rstrip() for x in row] + [str(least)])
+    return table(['buffer', 'size'] + list(values) + ['minimum'], rows) + [
+        ''] + wrap('P PMD block, C cont-PTE block, T PTE: the granules '
+                   'mapping the buffer.') + wrap('At the minimum: ' + ', '.join(
+                       f'{k} {n} of {len(values[k])}'
+                       for k, n in at_least.items()) + ' buffers.') + [
+        x for t in tests if '.none_' in f'.{names[t]}' for x in wrap(
+            f'{names[t]}: no AUX capability, order-0 pages: not expected at '
+            'the minimum.')]
 
-
-def entries_lines(found: List[Run]) -> List[str]:
-    out = ['Translation entries per AUX buffer (pagesize_test)', '']
-    out += wrap('Minimum: a physically contiguous, naturally aligned buffer '
-                'mapped with PMD blocks, then cont-PTE blocks, then PTEs, '
-                'computed from the page size.', '  ')
-    groups: Dict[Geometry, List[Run]] = {}
-    for r in found:
-        if r.exists and r.geometry and r.entries:
-            groups.setdefault(r.geometry, []).append(r)
-    if not groups:
-        return out + ['', '  No pagesize_test entries in these runs.']
-    for g, group in groups.items():
-        if len(groups) > 1:
-            out += ['', f'  {size_text(g.page)} pages:']
-        # As many runs a table as fit in WIDTH; one, clipped, at worst.
-        start = 0
-        while start < len(group):
-            n = len(group) - start
-            while n > 1 and not entries_group(group[start:start + n], g, True):
-                n -= 1
-            part = entries_group(group[start:start + n], g, n > 1)
-            out += [''] + part if part else []
-            start += n
-    return out
-
-
-def leaf_skips(text: str) -> List[Tuple[str, str]]:
-    """(case, reason) of each skipped leaf case of a KTAP document's own
-    tree (no deeper result before it)."""
-    out = []
-    depth = -1
-    for r in filter(None, map(ktap.result, text.splitlines())):
-        if r.own:
-            if r.skip_reason() is not None and len(r.prefix) >= depth:
-                out.append((r.name, r.skip_reason() or '(no reason given)'))
-            depth = len(r.prefix)
-    return out
-
-
-def skip_lines(found: List[Run]) -> List[str]:
+def skip_lines(runs: Dict[str, str]) -> List[str]:
+    """Each leaf skip (no deeper result before it) by reason; runs that
+    skipped the very same cases share a line."""
     reasons: Dict[str, Dict[str, Dict[str, List[str]]]] = {}
-    for r in (r for r in found if r.exists):
-        for suite, text in ktap.read_suites(r.path).items():
-            for case, reason in leaf_skips(text):
-                reasons.setdefault(reason, {}).setdefault(
-                    r.label, {}).setdefault(suite, []).append(case)
+    for label, d in runs.items():
+        for suite, text in ktap.read_suites(d).items():
+            depth = -1
+            for x in filter(None, map(ktap.result, text.splitlines())):
+                reason = x.skip_reason() if x.own else None
+                if reason is not None and len(x.prefix) >= depth:
+                    reasons.setdefault(reason or '(no reason given)', {}) \
+                        .setdefault(label, {}) \
+                        .setdefault(suite, []).append(x.name)
+                depth = len(x.prefix) if x.own else depth
     out = ['Skipped, by reason']
-    if not reasons:
-        return out + ['', '  Nothing was skipped.']
     for reason, by_run in reasons.items():
-        out += [''] + wrap(reason, '  ', '    ')
-        # Runs that skipped the very same cases share a line.
+        out += [''] + wrap(reason)
         same: Dict[str, Tuple[List[str], Dict[str, List[str]]]] = {}
         for label, suites in by_run.items():
-            same.setdefault(repr(sorted(suites.items())),
-                            ([], suites))[0].append(label)
-        for run_labels, suites in same.values():
-            total = sum(len(c) for c in suites.values())
-            out += wrap(f'{", ".join(run_labels)}: {total}'
-                        + (' each' if len(run_labels) > 1 else ''), '    ')
+            same.setdefault(repr(suites), ([], suites))[0].append(label)
+        for labels, suites in same.values():
+            out += wrap(f'{", ".join(labels)}: '
+                        f'{sum(len(c) for c in suites.values())}'
+                        + (' each' if len(labels) > 1 else ''), '    ')
             for suite, cases in suites.items():
                 out += wrap(f'{suite}: ' + (', '.join(cases) if len(cases) <= 2
                                             else f'{len(cases)} cases'),
                             '      ', '        ')
-    return out
+    return out if reasons else out + ['', '  Nothing was skipped.']
 
-
-def mutation_lines(found: List[Run], mutants: str, patches: str
+def mutation_lines(bases: List[str], mutants: str, patches: str
                    ) -> List[str]:
-    rel = os.path.relpath(mutants)
-    shown = mutants if rel.startswith('..') else rel
-    if not (os.path.isdir(mutants) and runs.run_dirs(mutants)):
-        return ['Mutation score', ''] + wrap(
-            f'Not run: no kill matrix in {shown}.', '  ')
-    out = ['Mutation score']
+    out = ['Mutation score', '']
+    if not os.path.relpath(mutants).startswith('..'):
+        mutants = os.path.relpath(mutants)
+    if not ktap.run_dirs(mutants):
+        return out + wrap(f'Not run: no kill matrix in {mutants}.')
     matrices = {m.base: m for m in report.matrices(mutants, patches)}
-    for base in dict.fromkeys(r.parts.base for r in found if r.exists):
+    for base in bases:
         m = matrices.get(base)
         if m is None or not any(r.suites for r in m.rows):
-            out += [''] + wrap(f'Base {base or "unknown"}: not run (no '
-                               f'mutant runs of this base in {shown}).', '  ')
+            out += wrap(f'Base {base or "unknown"}: not run (no mutant runs '
+                        f'of this base in {mutants}).') + ['']
             continue
         peers, ours = m.totals()
-        targets = sorted({r.target for r in m.rows if r.target})
-        killed = m.killed(False)
-        survived = [r.name for r in m.rows if r.suites and r.name not in killed]
         not_run = [r.name for r in m.rows if not r.suites]
-        # A kill count over mutants that never ran would read as a weak
-        # suite: say how many of the catalogue ran.
-        out += [''] + wrap(f'Base {base} ({", ".join(targets)}): {ours} '
-                           'mutant patches' + (f' ({len(not_run)} not run)'
-                                               if not_run else '')
-                           + '; ' + peers + '.', '  ')
-        for what, names in (('Survived', survived), ('Not run', not_run)):
-            out += wrap(f'{what}: ' + ', '.join(names) + '.', '  ', '    ') \
-                if names else []
-    return out
-
+        survived = [r.name for r in m.rows
+                    if r.suites and r.name not in m.killed(False)]
+        targets = sorted({r.target for r in m.rows if r.target})
+        out += wrap(f'Base {base} ({", ".join(targets)}): {ours} mutant '
+                    'patches' + (f' ({len(not_run)} not run)' if not_run
+                                 else '') + f'; {peers}.') + [
+                        x for what, names in (
+                        ('Survived', survived), ('Not run', not_run)) if names
+                        for x in wrap(f'{what}: {", ".join(names)}.')] + ['']
+    return out[:-1]
 
 def evidence(dirs: List[str], mutants: Optional[str] = None,
-             patches: str = runs.PATCHES, logs: Optional[str] = None
+             patches: str = ktap.PATCHES, logs: Optional[str] = None
              ) -> List[str]:
-    """The evidence of run directories dirs; logs and mutants default to
-    those of the first run's out/ tree."""
+    """The evidence of run directories; logs and mutants default to those
+    of the first run's out/ tree."""
     dirs = list(dict.fromkeys(dirs))
     out_dir = os.path.dirname(os.path.dirname(os.path.abspath(dirs[0])))
-    logs = logs or os.path.join(out_dir, 'logs')
-    mutants = mutants or os.path.join(out_dir, 'mutants')
-    found = [load(d, label, logs) for d, label in zip(dirs, labels(dirs))]
-    sections = [header(found), page_lines(found), results_lines(found),
-                entries_lines(found), skip_lines(found),
-                mutation_lines(found, mutants, patches)]
-    lines = [x for s in sections if s for x in s + ['']][:-1]
-    # A last guard: nothing wider than WIDTH, whatever a log held.
-    return [part.replace(NBSP, ' ') for x in lines
+    variants = [p.kernel + ('' if p.variant in ('', 'default') else
+                            f'-{p.variant}') for p in map(ktap.parts, dirs)]
+    labels = next(n for n in ([ktap.parts(d).kernel for d in dirs], variants,
+                              [ktap.name(d) for d in dirs])
+                  if len(set(n)) == len(n))
+    out = ['perf_aux: AUX buffer mappings, evidence', '']
+    pages: List[str] = []
+    runs: Dict[str, str] = {}
+    groups: Dict[Geometry, Dict[str, str]] = {}
+    for d, label in zip(dirs, labels):
+        if not os.path.isdir(d):
+            out += wrap(f'{label}: no run directory {d}', '', '  ')
+            continue
+        head, page, g = run_lines(d, label, logs or f'{out_dir}/logs')
+        out += head
+        pages += page + (wrap(
+            f'Page size {size_text(g.page)}: PMD block {size_text(g.pmd)} '
+            f'({g.pmd // g.page}{NBSP}pages), ' + (
+                f'cont-PTE block {size_text(g.cont)} ({g.cont // g.page}'
+                f'{NBSP}pages).' if g.cont > g.page else 'no cont-PTE '
+                'blocks.'), '', '') if g and g not in groups else [])
+        runs[label] = d
+        if g:
+            groups.setdefault(g, {})[label] = d
+    out += ['', *pages, ''] if pages else ['']
+    out += results_lines(runs) + ['', 'Translation entries per AUX buffer '
+                                  '(pagesize_test)', ''] + wrap(
+        'Minimum: a physically contiguous, naturally aligned buffer mapped '
+        'with PMD blocks, then cont-PTE blocks, then PTEs, computed from the '
+        'page size.', '  ', '  ')
+    for g, group in groups.items():
+        out += (['', f'  {size_text(g.page)} pages:'] if len(groups) > 1
+                else []) + [''] + entries_lines(group, g)
+    out += ['', *skip_lines(runs), '', *mutation_lines(
+        list(dict.fromkeys(ktap.parts(d).base for d in runs.values())),
+        mutants or os.path.join(out_dir, 'mutants'), patches)]
+    # Nothing wider than WIDTH, whatever a log held.
+    return [part.replace(NBSP, ' ') for x in out
             for part in (textwrap.wrap(x, WIDTH, subsequent_indent='  ')
                          if len(x) > WIDTH else [x])]

@@ -1,122 +1,33 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The acceptance report of every run so far, in Markdown: kernels,
-results, the kernels of each base side by side (translation entries, vmap
-benchmark), and the mutation matrix: per base, which suite killed which
-kernel mutant (scripts/mutants/<family>/[<base>/]<name>.patch, run in
-out/mutants/<name>-<base>-<target>) beyond what fails on the unmutated
-kernel, baseline-<base>-<target>."""
+"""The report layer: out/report.md (results of every run so far, the mutation
+matrix of scripts/mutants/<family>/[<base>/]<name>.patch run as
+out/mutants/<name>-<base>-<target> beside baseline-<base>-<target>), the
+vmap benchmark's ratios, and a check's measurements page from its log."""
 
 import glob
 import os
-from typing import Callable, Dict, List, NamedTuple, Optional, Set, Tuple
+import platform
+import re
+import subprocess
+from typing import Dict, List, NamedTuple, Optional, Set
 
-from . import ktap, runs
+from . import ktap
 from .verdicts import SuiteVerdict, collect, run_verdicts
 
-KERNEL_ORDER = {'stock': 0, 'reference': 1}
 # Suites of other projects run on a mutant, counted apart from ours.
 PEER_PREFIXES = ('peer.', 'perf_events.')
 
-
-def md_cell(text: str) -> str:
-    return text.replace('|', '\\|')
-
-
-def md_table(head: List[str], align: List[str], rows: List[List[str]]
-             ) -> List[str]:
-    return [f'| {" | ".join(head)} |', '|' + '|'.join(align) + '|'] + [
-        f'| {" | ".join(row)} |' for row in rows]
-
-
-def kernel_section(dirs: List[str], logs: str) -> List[str]:
-    rows = []
-    for d in dirs:
-        version, page = runs.kernel_info(os.path.join(
-            logs, f'{runs.name(d)}-kselftest.log'))
-        p = runs.parts(d)
-        rows.append([runs.name(d), p.kernel, p.base or '—', p.target,
-                     p.variant, md_cell(runs.source(d)), version, page])
-    return ['## Kernel', ''] + md_table(
-        ['run', 'kernel', 'base', 'target', 'variant', 'source', 'version',
-         'page size'], ['---'] * 8, rows) + [
-        '', 'The source from `<run>/source.txt` (what `make run` built), '
-        'the version and page size from `PERF_AUX: kernel` in '
-        f'`{runs.name(logs)}/<run>-kselftest.log`; the variant names the '
-        'boot parameter or configuration (README, `VARIANT`).']
-
+def md_table(head: List[str], rows: List[List[str]]) -> List[str]:
+    return [f'| {" | ".join(head)} |', '|' + '---|' * len(head)] + [
+        f'| {" | ".join(c.replace("|", chr(92) + "|") for c in row)} |'
+        for row in rows]
 
 def results_section(dirs: List[str]) -> List[str]:
     return ['## Results', ''] + md_table(
         ['run', 'suite', 'passed', 'failed', 'skipped'],
-        ['---', '---', '---:', '---:', '---:'],
-        [[runs.name(d), r.name, str(r.passed), str(r.failures),
+        [[ktap.name(d), r.name, str(r.passed), str(r.failures),
           str(r.skipped)] for d in dirs for r in collect(d)]) + [
-        '', 'Raw KTAP: `out/results/<run>/<suite>.ktap`, a run being '
-        '`<kernel>-<base>-<target>[-<variant>]`.']
-
-
-def comparisons(dirs: List[str]) -> List[Tuple[str, Dict[str, str]]]:
-    """For each base (the newest first), the runs of each target and
-    variant, {kernel: run}, stock first."""
-    out = []
-    for base, group in runs.by_base(dirs).items():
-        setups: Dict[str, Dict[str, str]] = {}
-        for d in group:
-            p = runs.parts(d)
-            setups.setdefault(p.setup or p.kernel, {})[p.kernel] = d
-        for setup, kernels in sorted(setups.items()):
-            order = sorted(kernels, key=lambda k: (KERNEL_ORDER.get(k, 2), k))
-            out.append((f'base {base}: {setup}' if base else setup,
-                        {k: kernels[k] for k in order}))
-    return out
-
-
-def short_names(names: List[str]) -> Dict[str, str]:
-    """Names without a last dotted component they all share."""
-    tails = {n.rsplit('.', 1)[-1] for n in names if '.' in n}
-    if len(tails) != 1 or not all('.' in n for n in names):
-        return {n: n for n in names}
-    return {n: n.rsplit('.', 1)[0] for n in names}
-
-
-def entries_of(d: str) -> Dict[str, ktap.Entries]:
-    """The entries lines of a run's pagesize_test, by their test."""
-    named, _ = ktap.named_by_result(ktap.suite_text(
-        d, 'perf_aux.pagesize_test').splitlines(), ktap.entries)
-    return {test: e for test, found in named for e in found}
-
-
-def shown(columns: Dict[str, Dict[str, ktap.Entries]]
-          ) -> Tuple[List[str], List[str]]:
-    """Of {kernel: {test: value}}: the kernels with any value, and every
-    test in order of appearance."""
-    kernels = [k for k in columns if columns[k]]
-    return kernels, list(dict.fromkeys(t for k in kernels for t in columns[k]))
-
-
-def entries_section(dirs: List[str]) -> List[str]:
-    out = ['## Translation entries', '',
-           'Entries of each AUX buffer\'s vmap, from pagesize_test '
-           '(one a PMD or cont-PTE block, one a PTE page), the kernels of '
-           'each base side by side.']
-    for heading, group in comparisons(dirs):
-        values = {k: entries_of(d) for k, d in group.items()}
-        kernels, tests = shown(values)
-        names = short_names(tests)
-        rows = []
-        for t in tests:
-            cells = [values[k].get(t) for k in kernels]
-            first = next(e for e in cells if e)
-            rows.append([names[t], str(first.pages)] + [
-                f'{e.entries} ({e.detail})' if e else '—' for e in cells])
-        if rows:
-            out += ['', f'### {heading}', ''] + md_table(
-                ['buffer', 'pages'] + kernels,
-                ['---'] + ['---:'] * (len(kernels) + 1), rows)
-    if len(out) == 3:
-        out += ['', 'No pagesize_test entries in these runs.']
-    return out
-
+        '', 'Raw KTAP: `out/results/<run>/<suite>.ktap`.']
 
 def bench_lines(base: Dict[str, int], new: Dict[str, int]) -> List[str]:
     """One line per timing: base, new and base/new (>1: new is faster)."""
@@ -129,24 +40,6 @@ def bench_lines(base: Dict[str, int], new: Dict[str, int]) -> List[str]:
                          f'{ratio:.2f}x')
     return lines
 
-
-def bench_section(dirs: List[str]) -> List[str]:
-    out = ['## vmap benchmark', '',
-           'lib/test_vmalloc.c\'s vmap_contig_chunks_test, stock -> '
-           'reference of each base; a ratio above 1: the reference kernel '
-           'is faster.']
-    for heading, group in comparisons(dirs):
-        if 'stock' in group and 'reference' in group:
-            lines = bench_lines(*(ktap.bench(ktap.suite_text(
-                group[k], 'test_vmalloc')) for k in ('stock', 'reference')))
-            if lines:
-                out += ['', f'### {heading}', ''] + [f'- `{x}`' for x in lines]
-    if len(out) == 3:
-        out += ['', 'No stock and reference runs with vmap benchmark '
-                'results to compare.']
-    return out
-
-
 class MutantRow(NamedTuple):
     """One mutant patch on one target, with each suite's verdict."""
     group: str
@@ -155,14 +48,12 @@ class MutantRow(NamedTuple):
     target: str = ''
     suites: Dict[str, SuiteVerdict] = {}
 
-
 def is_peer(suite: str) -> bool:
     return suite.startswith(PEER_PREFIXES)
 
-
 def mutant_patches(patches: str, base: str = '') -> List[MutantRow]:
     """A row a mutant of patches/<family>/, described by its patch's first
-    line ("Mutant: ..."); <family>/<base>/<name>.patch is the base's own."""
+    line; <family>/<base>/<name>.patch is the base's own."""
     rows = []
     for family in sorted(glob.glob(os.path.join(patches, '*', ''))):
         found = {os.path.basename(p)[:-len('.patch')]: p
@@ -170,11 +61,10 @@ def mutant_patches(patches: str, base: str = '') -> List[MutantRow]:
                                       if base else [])
                  for p in sorted(glob.glob(os.path.join(d, '*.patch')))}
         for name, path in sorted(found.items()):
-            first = runs.read_text(path).split('\n', 1)[0].strip()
-            rows.append(MutantRow(runs.name(family), name,
+            first = ktap.read_text(path).split('\n', 1)[0].strip()
+            rows.append(MutantRow(ktap.name(family), name,
                                   first.removeprefix('Mutant: ')))
     return rows
-
 
 def beyond_baseline(suites: Dict[str, SuiteVerdict],
                     base: Dict[str, SuiteVerdict]) -> Dict[str, SuiteVerdict]:
@@ -185,10 +75,9 @@ def beyond_baseline(suites: Dict[str, SuiteVerdict],
     return {s: SuiteVerdict(len(new[s]), new[s]) if s in new else v
             for s, v in suites.items()}
 
-
 class Matrix(NamedTuple):
     """One base's matrix: a row a patch and target it ran on (a bare row
-    if none), and its kill counts."""
+    if none)."""
     base: str
     rows: List[MutantRow]
 
@@ -207,22 +96,20 @@ class Matrix(NamedTuple):
         return len(self.killed(False)) == self.mutants
 
     def totals(self) -> List[str]:
-        """The peers' line, then ours last: 'K killed of N'."""
+        """The peers' line, then ours: 'K killed of N'."""
         peers = (f'{len(self.killed(True))} killed of {self.mutants} by the '
                  'peers' if any(is_peer(s) for r in self.rows
                                 for s in r.suites) else 'peers not run')
         return [peers, f'{len(self.killed(False))} killed of {self.mutants}']
 
     def table(self) -> List[str]:
-        """Markdown: a row a mutant, a column a suite (ours, then peers)."""
+        """A row a mutant, a column a suite (ours, then the peers')."""
         suites = sorted({s for r in self.rows for s in r.suites},
                         key=lambda s: (is_peer(s), s))
         return md_table(
             ['group', 'mutant', 'description', 'target'] + suites,
-            ['---'] * (4 + len(suites)),
-            [[r.group, r.name, md_cell(r.description), r.target or '—']
+            [[r.group, r.name, r.description, r.target or '—']
              + [cell(r.suites.get(s)) for s in suites] for r in self.rows])
-
 
 def cell(v: Optional[SuiteVerdict]) -> str:
     if v is None or not v.killed:
@@ -230,24 +117,20 @@ def cell(v: Optional[SuiteVerdict]) -> str:
     return f'killed ({v.failed} failed' + (
         f': {", ".join(v.cases[:2])})' if v.cases else ')')
 
-
 def matrices(mutants: str, patches: str) -> List[Matrix]:
     """A matrix per base that mutants ran on (the newest first), or one."""
     found = []
-    for base in [b for b in runs.by_base(runs.run_dirs(mutants)) if b] or ['']:
-        dirs = [d for d in runs.run_dirs(mutants) if runs.parts(d).base == base]
+    for base in [b for b in ktap.by_base(ktap.run_dirs(mutants)) if b] or ['']:
         rows = []
         for patch in mutant_patches(patches, base):
-            ran = [d for d in dirs if runs.parts(d).kernel == patch.name]
-            rows += [patch._replace(
-                target=runs.parts(d).target, suites=beyond_baseline(
-                    run_verdicts(d), run_verdicts(os.path.join(
-                        mutants,
-                        f'baseline-{base}-{runs.parts(d).target}'))))
-                     for d in ran] or [patch]
+            ran = [(d, ktap.parts(d).target) for d in ktap.run_dirs(mutants)
+                   if ktap.parts(d)[:2] == (patch.name, base)]
+            rows += [patch._replace(target=t, suites=beyond_baseline(
+                run_verdicts(d), run_verdicts(
+                    os.path.join(mutants, f'baseline-{base}-{t}'))))
+                for d, t in ran] or [patch]
         found.append(Matrix(base, rows))
     return found
-
 
 def matrix_section(mutants: str, patches: str) -> List[str]:
     out = ['## Mutation matrix', '',
@@ -259,14 +142,103 @@ def matrix_section(mutants: str, patches: str) -> List[str]:
             m.table() + ['', f'**{ours}**', '', peers]
     return out
 
-
-def write_report(path: str, dirs: List[str], mutants: str, patches: str,
-                 logs: str) -> None:
+def write_report(path: str, dirs: List[str], mutants: str, patches: str
+                 ) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    sections = [['# perf_aux acceptance report'], kernel_section(dirs, logs),
-                results_section(dirs), entries_section(dirs),
-                bench_section(dirs)]
+    sections = [['# perf_aux acceptance report'], results_section(dirs)]
     if os.path.isdir(mutants):
         sections.append(matrix_section(mutants, patches))
     with open(path, 'w') as f:
         f.write('\n\n'.join('\n'.join(s) for s in sections) + '\n')
+
+# perf_aux's stage(): "<== NAME: N s[, exit RC]"; the stage table's rows
+# "  1234 s  NAME".
+STAGE_END = re.compile(r'^<== (.+): (\d+) s(?:, exit (\d+))?$')
+STAGE_TIME = re.compile(r'^\s*(\d+) s  (.+)$')
+COUNTS = re.compile(r'^\d+ passed, \d+ failed, \d+ skipped$')
+REUSED = ' built earlier in this check, unchanged'
+
+class Step(NamedTuple):
+    name: str
+    secs: int
+    rc: Optional[int] = None
+    ccache: Optional[str] = None
+
+class Measured(NamedTuple):
+    stages: List[Step]
+    builds: List[Step]
+    reused: List[str]
+    boots: List[Step]
+    suites: List[str]
+    failures: List[str]
+    counts: Optional[str]
+
+def parse_log(lines: List[str]) -> Measured:
+    """A check's log: its stage table, builds, boots, results lines."""
+    m = Measured([], [], [], [], [], [], None)
+    counts = ccache = None
+    in_table = False
+    for line in (raw.rstrip('\n') for raw in lines):
+        end = STAGE_END.match(line)
+        row = in_table and STAGE_TIME.match(line)
+        in_table = bool(row) or line == 'stage times:'
+        if line.startswith('ccache: '):
+            ccache = line[len('ccache: '):]
+        elif line.startswith('build ') and line.endswith(REUSED):
+            m.reused.append(line[len('build '):-len(REUSED) - 1])
+        elif end and end[1].startswith('build '):
+            m.builds.append(Step(end[1][len('build '):], int(end[2]),
+                                 end[3] and int(end[3]), ccache))
+            ccache = None
+        elif end and end[1].startswith(('boot ', 'KUnit ')):
+            m.boots.append(Step(end[1], int(end[2]), end[3] and int(end[3])))
+        elif row:
+            m.stages.append(Step(row[2], int(row[1])))
+        elif line.startswith(('suites: ', 'failed: ')):
+            (m.suites if line[0] == 's' else m.failures).append(line[8:])
+        elif COUNTS.match(line):
+            counts = line
+    return m._replace(counts=counts)
+
+def duration(step: Step) -> str:
+    """A step's time, and its exit status when it failed."""
+    s = step.secs
+    return f'{s} s' + (f' ({s // 60} min {s % 60} s)' if s >= 60 else '') + (
+        '' if step.rc is None else f', exit {step.rc}')
+
+def render_measurements(m: Measured, tier: str, header: Dict[str, str]
+                        ) -> str:
+    out = [f'# `make {tier}`: what it measured', '', f'Generated by make '
+           f'{tier} from its log, out/logs/{tier}.log; rerun it to '
+           'reproduce.', ''] + [f'- {k}: {v}' for k, v in header.items()]
+    out += ['', '## Stages', ''] + md_table(['stage', 'time'], [
+        [s.name, duration(s)] for s in m.stages])
+    out += ['', '## Kernel builds', ''] + (md_table(
+        ['build', 'time', 'ccache'],
+        [[b.name, duration(b), b.ccache or '—'] for b in m.builds])
+        if m.builds else ['None in this check.'])
+    if m.reused:
+        out += ['', f'Reused within the check, not rebuilt: {len(m.reused)} '
+                '(' + ', '.join(sorted(set(m.reused))) + ').']
+    out += ['', '## Boots', ''] + (md_table(['boot', 'time'], [
+        [b.name, duration(b)] for b in m.boots]) if m.boots
+        else ['None in this check.'])
+    out += ['', '## Results', ''] + [f'- {s}' for s in m.suites]
+    if m.failures:
+        out += ['', 'Failed checks:', ''] + [f'- {f}' for f in m.failures]
+    return '\n'.join(out + ['', m.counts or
+                            'no closing line: the check did not finish', ''])
+
+def write_measurements(log: str, tier: str, out: str, stages: str) -> None:
+    with open(log, encoding='utf-8', errors='replace') as f:
+        measured = parse_log(f.readlines())
+    mem = os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') >> 30
+    commit = subprocess.run(['git', '-C', ktap.ROOT, 'describe', '--always',
+                             '--dirty'], capture_output=True, text=True)
+    header = {'commit': commit.stdout.strip() or 'unknown',
+              'stages': stages or 'all of the tier',
+              'machine': f'{os.cpu_count()} CPUs, {mem} GiB, '
+              f'{platform.machine()}'}
+    os.makedirs(os.path.dirname(out) or '.', exist_ok=True)
+    with open(out, 'w', encoding='utf-8') as f:
+        f.write(render_measurements(measured, tier, header))

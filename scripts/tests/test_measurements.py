@@ -11,7 +11,7 @@ import os
 import tempfile
 import unittest
 
-from perf_aux_results import measurements
+from perf_aux_results import report
 
 LOG = '''==> install packages
 <== install packages: 25 s
@@ -38,11 +38,10 @@ failed: stock-7.3-arm64-4k: vmap_granule failed
 300 passed, 1 failed, 0 skipped
 '''
 
-
 class MeasurementsTest(unittest.TestCase):
 
     def setUp(self) -> None:
-        self.m = measurements.parse(LOG.splitlines(keepends=True))
+        self.m = report.parse_log(LOG.splitlines(keepends=True))
 
     def test_builds_with_their_ccache_share(self) -> None:
         self.assertEqual(
@@ -71,9 +70,9 @@ class MeasurementsTest(unittest.TestCase):
         self.assertEqual('300 passed, 1 failed, 0 skipped', self.m.counts)
 
     def test_unfinished_check_says_so(self) -> None:
-        m = measurements.parse(LOG.splitlines()[:6])
+        m = report.parse_log(LOG.splitlines()[:6])
         self.assertIsNone(m.counts)
-        page = measurements.render(m, 'check', {})
+        page = report.render_measurements(m, 'check', {})
         self.assertIn('no closing line', page)
 
     def test_page_written(self) -> None:
@@ -82,7 +81,7 @@ class MeasurementsTest(unittest.TestCase):
             with open(log, 'w', encoding='utf-8') as f:
                 f.write(LOG)
             out = os.path.join(d, 'measurements', 'check.md')
-            measurements.write(log, 'check', out, ' reference', d)
+            report.write_measurements(log, 'check', out, ' reference')
             with open(out, encoding='utf-8') as f:
                 page = f.read()
         self.assertIn('| 7.3-reference .build-arm64-4k | 951 s (15 min 51 s) '
@@ -90,7 +89,6 @@ class MeasurementsTest(unittest.TestCase):
         self.assertIn('- stages:  reference', page)
         self.assertTrue(page.rstrip().endswith(
             '300 passed, 1 failed, 0 skipped'))
-
 
 if __name__ == '__main__':
     unittest.main()
