@@ -7,7 +7,7 @@ import os
 import sys
 from typing import List, Optional
 
-from . import evidence, expected, ktap, report, testdefs, verdicts
+from . import expected, ktap, report, testdefs, verdicts
 
 def split(args: argparse.Namespace, how) -> int:
     with open(args.log, errors='replace') as f:
@@ -43,10 +43,11 @@ def matrix(args: argparse.Namespace) -> int:
     for m in found:
         print('\n'.join(([f'base {m.base}:'] if m.base else []) + m.table()
                         + m.totals()))
-    return 0 if all(m.all_killed for m in found) else 1
+    return 0 if all(len(m.killed()) == len({r.name for r in m.rows})
+                    for m in found) else 1
 
 def evidence_text(args: argparse.Namespace) -> int:
-    text = '\n'.join(evidence.evidence(args.dirs)) + '\n'
+    text = '\n'.join(report.evidence(args.dirs)) + '\n'
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, 'w') as f:

@@ -15,7 +15,8 @@ HEADER = ('# Expected results of this run, case by case (make expected '
 
 def path_for(run_dir: str, root: str = EXPECTED) -> str:
     p = ktap.parts(run_dir)
-    return os.path.join(root, p.base, f'{p.setup}.txt')
+    return os.path.join(root, p.base, p.target + (
+        '' if p.variant == 'default' else f'-{p.variant}') + '.txt')
 
 def cases(run_dir: str, suites: Optional[Set[str]] = None) -> Dict[str, str]:
     """Each case of a run (of suites, if given) and its status; KUnit's

@@ -46,12 +46,6 @@ class RunName(NamedTuple):
     target: str
     variant: str
 
-    @property
-    def setup(self) -> str:
-        """Target and variant: what a comparison of kernels shares."""
-        return self.target + ('' if self.variant == 'default'
-                              else f'-{self.variant}')
-
 def name(d: str) -> str:
     return os.path.basename(d.rstrip('/'))
 
@@ -70,13 +64,6 @@ def base_key(base: str) -> tuple:
 def run_dirs(parent: str) -> List[str]:
     return sorted(glob.glob(os.path.join(parent, '*/')), key=name)
 
-def by_base(dirs: List[str]) -> Dict[str, List[str]]:
-    """Run directories by base, the newest base first."""
-    groups: Dict[str, List[str]] = {}
-    for d in sorted(dirs, key=lambda d: base_key(parts(d).base)):
-        groups.setdefault(parts(d).base, []).append(d)
-    return groups
-
 def read_text(path: str) -> str:
     with open(path, errors='replace') as f:
         return f.read()
@@ -87,7 +74,6 @@ def totals(passed: int, failed: int, skipped: int) -> str:
 class Result(NamedTuple):
     prefix: str     # indentation and runner '#'s
     ok: bool
-    number: int
     name: str
     directive: str  # '# SKIP reason', '# exit=1', or ''
 
@@ -114,8 +100,8 @@ class Result(NamedTuple):
 
 def result(line: str) -> Optional[Result]:
     m = _RESULT.match(line)
-    return m and Result(m['prefix'], m['status'] == 'ok', int(m['number']),
-                        m['name'], m['directive'] or '')
+    return m and Result(m['prefix'], m['status'] == 'ok', m['name'],
+                        m['directive'] or '')
 
 def kselftest_binary(r: Result) -> Optional[Tuple[str, str]]:
     """(collection, binary) of a runner's result line, else None."""

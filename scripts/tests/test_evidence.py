@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perf_aux_results import evidence, ktap  # noqa: E402
+from perf_aux_results import ktap, report as evidence  # noqa: E402
 from test_results import run_main  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), 'test_data', 'evidence')
