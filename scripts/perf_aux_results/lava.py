@@ -125,7 +125,8 @@ def compare(results_dir: str, log_path: str, tag: str,
         if not name.startswith('perf_aux.'):
             continue
         group = name.split('.')[1]
-        problems += [f'{name} recorded twice'] * (name in got.get(group, {}))
+        if name in got.get(group, {}):
+            problems.append(f'{name} recorded twice')
         got.setdefault(group, {})[name] = r.get('result')
         if r.get('set') != group:
             problems.append(f'{name} in test set {r.get("set")!r}, '

@@ -63,8 +63,8 @@ def expected(results_dir: str, kselftest_log: Iterable[str]
         for r in map(ktap.result, suites.get(
                 f'{COLLECTION}.{program}', '').splitlines()):
             if r and r.top:
-                add(f'{parent}_{name_of(r.name, r.comment, r.ok)[0]}',
-                    name_of(r.name, r.comment, r.ok)[1])
+                child, result = name_of(r.name, r.comment, r.ok)
+                add(f'{parent}_{child}', result)
         add(parent, parent_result)
     return want
 
