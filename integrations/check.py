@@ -197,8 +197,8 @@ def check_kernelci(chk: Checks, pipe: SimpleNamespace, pristine: str) -> None:
              f'rootfs {params.get("rootfs_ref")} defined, scheduled after '
              'builds with the kselftest fragment', f'{job}\nbuilds {bare}')
     out = os.environ.get('PERF_AUX_INTEGRATIONS_OUT')
-    for n, (entry, platform) in enumerate([(e, p) for e in entries
-                                           for p in e.get('platforms', [])], 1):
+    for n, (entry, platform) in enumerate(
+            [(e, p) for e in entries for p in e.get('platforms', [])], 1):
         chk.job(f'KernelCI job {JOB} on {platform} ({entry["event"]["name"]}, '
                 f'{entry["runtime"]["name"]})',
                 lambda name: render(pipe, entry, platform, name), JOB,

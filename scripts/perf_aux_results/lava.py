@@ -136,8 +136,8 @@ def compare(results_dir: str, log_path: str, tag: str,
     job = [r for r in records if r.get('definition') == 'lava' and
            r.get('case') == 'job']
     ok = bool(job) and job[-1].get('result') == 'pass'
-    checks = [Check(ok, f'{tag}: lava-run job finished correctly',
-                    [] if ok else [f'  {job[-1] if job else "no job result"}'])]
+    checks = [Check(ok, f'{tag}: lava-run job finished correctly', [] if ok
+                    else [f'  {job[-1] if job else "no job result"}'])]
     checks += [group_check(want.get(g, {}), got.get(g, {}), f'{tag}: {g}')
                for g in sorted(set(want) | set(got)) if not only or g in only]
     # The cases that print translation entries carry them (values differ

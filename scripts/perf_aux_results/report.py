@@ -373,7 +373,8 @@ def skip_lines(runs: Dict[str, str]) -> List[str]:
                     f'{sum(map(len, suites.values()))}'
                     + (' each' if len(labels) > 1 else '')] + [
                 f'      {s}: ' + (', '.join(c) if len(c) <= 2 else
-                                  f'{len(c)} cases') for s, c in suites.items()]
+                                  f'{len(c)} cases')
+                for s, c in suites.items()]
     return out if reasons else out + ['', '  Nothing was skipped.']
 
 def mutation_lines(bases: List[str], mutants: str, patches: str
@@ -444,11 +445,13 @@ def evidence(dirs: List[str], mutants: Optional[str] = None,
                 str(sum(int(x[i]) for x in rows)) for i in (1, 2, 3)]], '    ')
     out += ['', 'Translation entries per AUX buffer (pagesize_test)', '',
             '  Minimum: a physically contiguous, naturally aligned buffer '
-            'mapped with PMD blocks, then cont-PTE blocks, then PTEs, computed '
-            'from the page size.']
+            'mapped with PMD blocks, then cont-PTE blocks, then PTEs, '
+            'computed from the page size.']
     for g, group in groups.items():
         out += (['', f'  {size_text(g.page)} pages:'] if len(groups) > 1
                 else []) + [''] + entries_lines(group, g)
+    if not groups:
+        out += ['', '  No pagesize_test entries in these runs.']
     out += ['', *skip_lines(runs), '', *mutation_lines(
         list(dict.fromkeys(ktap.parts(d).base for d in runs.values())),
         mutants or os.path.join(out_dir, 'mutants'), patches)]

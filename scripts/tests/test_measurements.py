@@ -52,7 +52,8 @@ class MeasurementsTest(unittest.TestCase):
             ['| 7.3-reference .build-arm64-4k | 951 s (15 min 51 s) | '
              '32 of 1058 compilations hit (3 %) |',
              '| 7.3-mutant .build-arm64-4k-peers | 40 s | '
-             '5 of 10 compilations hit (50 %) |'], self.section('Kernel builds'))
+             '5 of 10 compilations hit (50 %) |'],
+            self.section('Kernel builds'))
         self.assertIn('Reused within the check, not rebuilt: 1 '
                       '(7.3-reference .build-arm64-4k).', self.page)
 
