@@ -289,6 +289,7 @@ def run_lines(d: str, label: str, logs: str
     name, p = ktap.name(d), ktap.parts(d)
     m = first(os.path.join(d, 'source.txt'), r'^source: (.+?)\s*$')
     tree, sep, version = (m[1] if m else 'unknown').rpartition(', version ')
+    tree, version = (tree, version) if sep else (version, '')
     m = first(f'{logs}/{name}-kselftest.log', ktap.KERNEL.pattern)
     kernel, page = m.groups() if m else ('unknown', 'unknown')
     number, _, unit = page.partition(' ')
@@ -297,8 +298,8 @@ def run_lines(d: str, label: str, logs: str
          else None), ('target name', target_page_size(p.target))) if v}
     size = next(iter(said.values()), None)
     head = [f'{label}: kernel '
-            f'{kernel if kernel != "unknown" else version * bool(sep)} '
-            f'({name})', f'  tree: {tree if sep else version}',
+            f'{kernel if kernel != "unknown" else version} ({name})',
+            f'  tree: {tree}',
             f'  base {p.base or "unknown"}, target {p.target or "unknown"}, '
             f'{size_text(size) if size else "unknown size"} pages, '
             f'variant {p.variant or "unknown"}'] + [
