@@ -1,381 +1,138 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Checks the KernelCI and LKFT patches against the upstream commits they
-were written for (what each check proves: integrations/README.md), a line a
-check, exit 0 iff no "not ok".  --mirrors DIR: the fetched repositories as
-OWNER+NAME/repo; Debian's python3 has the lava_common the schema needs."""
+"""Checks the KernelCI and tuxlava patches against the upstream commits they
+were written for (integrations/README.md), a line a check, exit 0 iff no
+"not ok"; --mirrors DIR: the fetched repositories as OWNER+NAME/repo."""
 
 import argparse
-import ast
 import fnmatch
+import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
-import textwrap
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from types import SimpleNamespace
+from typing import Any, Callable, Dict, List, Optional
+
+import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-
-# The upstream commits the patches were written against (README.md says
-# the same; the host test keeps the two in step).
+# The upstream commits the patches were written for (as README.md says).
 PINS = {key: (repo, commit) for key, repo, commit in (
     ('kernelci-pipeline', 'kernelci/kernelci-pipeline', 'e81bdeb60a9a15aa4575fc9b65fb7589373d39a7'),
     ('kernelci-core', 'kernelci/kernelci-core', '69a285e95cc5cfb66615875781298b56b66f02b7'),
     ('tuxlava', 'kernelci/tuxlava', 'f99d452cdc2f3306f1699b9c2ad337565589329e'),
     ('test-definitions', 'Linaro/test-definitions', '4212946b414ed0a3d305e054f973d423ef0e00b9'))}
-# Each patch and the upstream repository it applies to.
-PATCHES = {'kernelci-pipeline.patch': 'kernelci-pipeline',
-           'kernelci-core.patch': 'kernelci-core', 'tuxlava.patch': 'tuxlava'}
+# Each patch, the repository it applies to and the paths it needs.
+PATCHES = {'kernelci-pipeline.patch': ('kernelci-pipeline', 'config'),
+           'kernelci-core.patch': ('kernelci-core', 'config/runtime'),
+           'tuxlava.patch': ('tuxlava', 'tuxlava')}
 COLLECTION = 'perf_aux'
 JOB = 'kselftest-perf-aux'
-KCIDB_SUITE = 'kselftest.' + COLLECTION
-TUXLAVA_TEST = 'kselftest-' + COLLECTION
+TUXLAVA_TEST = 'kselftest-perf_aux'
 TESTDEF = 'automated/linux/kselftest/kselftest.yaml'
-SELFTEST_DIR = os.path.join(ROOT, 'tools', 'testing', 'selftests', COLLECTION)
 DEFAULT_MIRRORS = '/work/.mirror'
-# The upstream jobs rendered beside ours on the same platform: where
-# Debian's lava_common (2023.01) rejects a template the labs' newer LAVA
-# accepts, it rejects the control alike, and ours is judged by it.
+# Upstream's jobs beside ours: where Debian's old lava_common rejects a
+# template the labs' LAVA accepts, it rejects the control alike.
 CONTROL_JOB = 'kselftest-perf-events'
 TUXLAVA_CONTROL = 'kselftest-perf_events'
 # A job the core patch must leave alone: upstream's QEMU baseline.
 UNCHANGED_JOB = 'baseline-arm64'
-Problems = List[str]
-
-
-# --- the patches themselves (no mirror needed) ----------------------------
-
-def added_blocks(text: str) -> List[Tuple[str, List[str]]]:
-    """(file, lines added) of each hunk of a patch; ValueError where git
-    apply calls it corrupt."""
-    res = subprocess.run(['git', 'apply', '--numstat', '-'], input=text,
-                         capture_output=True, text=True)
-    if res.returncode:
-        raise ValueError(res.stderr.strip())
-    blocks: List[Tuple[str, List[str]]] = []
-    path = ''
-    for line in text.split('\n'):
-        if line.startswith('+++ b/'):
-            path = line[len('+++ b/'):]
-        elif line.startswith('@@'):
-            blocks.append((path, []))
-        elif line.startswith('+') and blocks:
-            blocks[-1][1].append(line[1:])
-    return blocks
-
-
-def read_patch(name: str) -> str:
-    with open(os.path.join(HERE, name), encoding='utf-8') as f:
-        return f.read()
-
-
-def yaml_fragment(lines: List[str]) -> Any:
-    """The YAML block a hunk adds, parsed on its own: its aliases
-    (*kselftest-job, ...) point into the rest of the upstream file, so
-    each gets an empty stand-in anchor first."""
-    import yaml
-    block = '\n'.join(lines)
-    aliases = sorted(set(re.findall(r'\*([A-Za-z0-9_-]+)', block)))
-    stub = ''.join(f'  a{n}: &{a} {{}}\n' for n, a in enumerate(aliases))
-    return yaml.safe_load(f'_stand_ins:\n{stub}fragment:\n{block}\n')[
-        'fragment']
-
-
-def class_attrs(lines: List[str]) -> Dict[str, Dict[str, Any]]:
-    """Class name -> its literal class attributes, of Python a hunk adds."""
-    module = ast.parse(textwrap.dedent('\n'.join(lines)))
-    return {node.name: {s.targets[0].id: ast.literal_eval(s.value)
-                        for s in node.body if isinstance(s, ast.Assign)
-                        and isinstance(s.targets[0], ast.Name)}
-            for node in module.body if isinstance(node, ast.ClassDef)}
-
-
-def fragment_problems(patch_name: str) -> Problems:
-    """What is wrong with what a patch adds, read from the patch alone."""
-    problems: Problems = []
-    for path, added in added_blocks(read_patch(patch_name)):
-        if path == 'config/jobs.yaml':
-            problems += job_problems(yaml_fragment(added))
-        elif path == 'config/scheduler.yaml':
-            for entry in yaml_fragment(added):
-                if entry.get('job') != JOB:
-                    problems.append(f'scheduler entry for {entry.get("job")}')
-                if not entry.get('platforms'):
-                    problems.append('scheduler entry without platforms')
-        elif path.endswith('.jinja2'):
-            problems += jinja_problems(path, added)
-        elif path == 'tuxlava/tests/kselftest.py':
-            problems += tuxlava_class_problems(class_attrs(added))
-        else:
-            problems.append(f'{path}: not a file this check knows')
-    return problems
-
-
-def jinja_problems(path: str, added: List[str]) -> Problems:
-    """A template hunk: a block of its own (every if it opens it closes)
-    that parses as Jinja2, where jinja2 is installed."""
-    block = '\n'.join(added)
-    problems = []
-    if len(re.findall(r'{%-? *if ', block)) != block.count('endif'):
-        problems.append(f'{path}: an if without its endif')
-    try:
-        import jinja2
-        jinja2.Environment().parse(block)
-    except ImportError:
-        pass
-    except jinja2.TemplateSyntaxError as exc:
-        problems.append(f'{path}: {exc}')
-    return problems
-
-
-def job_problems(jobs: Dict[str, Any]) -> Problems:
-    """The kselftest-perf-aux entry: the right collection, KCIDB name and
-    a timeout; the collection is this tree's selftest directory."""
-    job = jobs.get(JOB)
-    if job is None:
-        return [f'no {JOB} in the jobs added']
-    params = job.get('params', {})
-    return [what for bad, what in (
-        (params.get('collections') != COLLECTION,
-         f'collections: {params.get("collections")}'),
-        (job.get('kcidb_test_suite') != KCIDB_SUITE,
-         f'kcidb_test_suite: {job.get("kcidb_test_suite")}'),
-        (not isinstance(params.get('job_timeout', 10), int),
-         'job_timeout is not minutes'),
-        (not os.path.isdir(SELFTEST_DIR), f'no {SELFTEST_DIR}')) if bad]
-
-
-def tuxlava_class_problems(classes: Dict[str, Dict[str, Any]]) -> Problems:
-    tests = [a for a in classes.values() if a.get('name') == TUXLAVA_TEST]
-    if len(tests) != 1:
-        return [f'{len(tests)} classes named {TUXLAVA_TEST}']
-    attrs = tests[0]
-    # tuxlava's KSelfTest.render(): the collection is the name less
-    # "kselftest-" unless a cmdfile is given.
-    return [what for bad, what in (
-        (attrs.get('cmdfile', attrs['name'][len('kselftest-'):])
-         != COLLECTION, 'the collection is not ' + COLLECTION),
-        (not isinstance(attrs.get('timeout'), int) or attrs['timeout'] <= 0,
-         'no timeout in minutes'),
-        (not attrs.get('devices'), 'no devices')) if bad]
-
-
-# --- against the mirrors --------------------------------------------------
 
 class Checks:
-    def __init__(self) -> None:
-        self.bad = False
+    bad = False
 
     def line(self, ok: bool, what: str, detail: str = '') -> bool:
-        print(f'{"ok" if ok else "not ok"} - integrations: {what}')
-        if not ok:
-            self.bad = True
-            for d in detail.splitlines()[:8]:
-                print(f'# {d}')
+        print(f'{"ok" if ok else "not ok"} - integrations: {what}' + ''.join(
+            f'\n# {d}' for d in detail.splitlines()[:8] if not ok))
+        self.bad |= not ok
         return ok
 
-    def skip(self, what: str, why: str) -> None:
-        print(f'ok - integrations: {what} # SKIP {why}')
-
     def job(self, tag: str, render: Callable[[str], str], name: str,
-            control: str, problems: Callable[[Any], Problems],
+            control: str, problems: Callable[[Any], List[str]],
             save: Optional[str] = None) -> None:
-        """The job render(name) gives runs the suite (problems() finds
-        nothing), and lava_common's schema accepts it; where the schema
-        rejects the upstream control job alike, a skip."""
-        import yaml
+        """The job render(name) gives runs the suite and lava_common's
+        schema accepts it, unless it rejects the upstream control alike."""
         try:
             text = render(name)
             job = yaml.safe_load(text)
-        except Exception as exc:
+        except Exception as exc:  # any failure to render is the finding
             self.line(False, f'{tag} renders', repr(exc))
             return
         if save:
             os.makedirs(os.path.dirname(save), exist_ok=True)
             with open(save, 'w', encoding='utf-8') as f:
                 f.write(text)
-        found = problems(job)
-        self.line(not found, f'{tag} renders, runs {TESTDEF} on {COLLECTION}',
-                  '\n'.join(found))
+        self.line(not problems(job), f'{tag} renders, runs {TESTDEF} on '
+                  f'{COLLECTION}', '\n'.join(problems(job)))
         try:
             from lava_common.schemas import validate
         except ImportError:
-            self.skip(f'{tag}: lava_common schema',
-                      'no lava_common (perf_aux deps lava)')
-            return
-        err = schema_error(validate, job)
-        if err and err == schema_error(validate, yaml.safe_load(
-                render(control))):
-            self.skip(f'{tag}: lava_common schema', 'this lava_common '
-                      f'rejects upstream {control} there too: {err}')
+            return self.line(True, f'{tag}: lava_common schema # SKIP no '
+                             'lava_common (perf_aux deps lava)')
+
+        def error(job: Dict[str, Any]) -> str:
+            try:
+                validate(job, strict=True)
+            except Exception as exc:  # voluptuous': the message is the finding
+                return str(exc)
+            return ''
+        err = error(job)
+        if err and err == error(yaml.safe_load(render(control))):
+            self.line(True, f'{tag}: lava_common schema # SKIP this lava_'
+                      f'common rejects upstream {control} there too: {err}')
         else:
             self.line(not err, f'{tag}: lava_common schema accepts it', err)
 
-
-def schema_error(validate: Any, job: Dict[str, Any]) -> str:
-    try:
-        validate(job, strict=True)
-    except Exception as exc:  # voluptuous' errors: the message is the finding
-        return str(exc)
-    return ''
-
-
-def git(gitdir: str, *args: str, text: bool = True) -> Any:
-    return subprocess.run(['git', '--git-dir', gitdir, *args], check=True,
-                          capture_output=True, text=text).stdout
-
-
 def mirror_of(mirrors: str, key: str) -> Optional[str]:
     """The mirror's git directory if it holds the pinned commit."""
-    repo, commit = PINS[key]
-    gitdir = os.path.join(mirrors, repo.replace('/', '+'), 'repo')
-    try:
-        git(gitdir, 'cat-file', '-e', commit + '^{commit}')
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return gitdir
-
+    gitdir = os.path.join(mirrors, PINS[key][0].replace('/', '+'), 'repo')
+    res = subprocess.run(['git', '--git-dir', gitdir, 'cat-file', '-e',
+                          PINS[key][1] + '^{commit}'], capture_output=True)
+    return gitdir if res.returncode == 0 else None
 
 def export(gitdir: str, commit: str, paths: List[str], dst: str) -> None:
     """The pinned files (or directories) into dst, as a checkout has them."""
     os.makedirs(dst, exist_ok=True)
-    subprocess.run(['tar', '-x', '-C', dst], check=True, input=git(
-        gitdir, 'archive', commit, *paths, text=False))
+    archive = subprocess.run(['git', '--git-dir', gitdir, 'archive', commit,
+                              *paths], check=True, capture_output=True).stdout
+    subprocess.run(['tar', '-x', '-C', dst], check=True, input=archive)
 
-
-def apply(chk: Checks, patch: str, tree: str, key: str) -> bool:
-    path = os.path.join(HERE, patch)
-    res = subprocess.run(['git', 'apply', path], cwd=tree,
-                         capture_output=True, text=True)
-    files = len({p for p, _ in added_blocks(read_patch(patch))})
-    return chk.line(res.returncode == 0, f'{patch} applies to {PINS[key][0]} '
-                    f'{PINS[key][1][:12]} ({files} files)', res.stderr)
-
-
-class Pipeline:
+def pipeline(tree: str, core_templates: str) -> SimpleNamespace:
     """kernelci-pipeline's configuration, patched, and the template
     directories in the order kernelci-core's Runtime loads them."""
+    config = {}
+    for key in ('jobs', 'scheduler', 'platforms', 'rootfs', 'runtimes'):
+        name = 'pipeline' if key == 'runtimes' else key
+        with open(os.path.join(tree, 'config', f'{name}.yaml'),
+                  encoding='utf-8') as f:
+            config[key] = yaml.safe_load(f)[key]
+    return SimpleNamespace(**config, templates=[
+        os.path.join(tree, 'config', 'runtime'), core_templates])
 
-    def __init__(self, tree: str, core_templates: str) -> None:
-        import yaml
-        cfg = os.path.join(tree, 'config')
-        for name, key in (('jobs', 'jobs'), ('scheduler', 'scheduler'),
-                          ('platforms', 'platforms'), ('rootfs', 'rootfs'),
-                          ('pipeline', 'runtimes')):
-            with open(os.path.join(cfg, f'{name}.yaml'), encoding='utf-8') as f:
-                setattr(self, key, yaml.safe_load(f)[key])
-        self.templates = [os.path.join(cfg, 'runtime'), core_templates]
-
-    def entries(self, job: str = JOB) -> List[Dict[str, Any]]:
-        return [e for e in self.scheduler if e.get('job') == job]
-
-
-def check_pipeline(chk: Checks, tree: str, core: str,
-                   testdefs: Optional[str]) -> Optional[Pipeline]:
-    import yaml
-    try:
-        pipe = Pipeline(tree, os.path.join(core, 'config', 'runtime'))
-    except Exception as exc:  # any parse error is the finding
-        chk.line(False, 'patched jobs.yaml and scheduler.yaml parse', str(exc))
-        return None
-    chk.line(True, 'patched jobs.yaml and scheduler.yaml parse')
-    job = pipe.jobs.get(JOB, {})
-    params = job.get('params', {})
-    got = {k: job.get(k) for k in ('template', 'kind', 'kcidb_test_suite')}
-    got_p = {k: params.get(k)
-             for k in ('test_method', 'collections', 'rootfs_ref')}
-    chk.line(got == {'template': 'generic.jinja2', 'kind': 'job',
-                     'kcidb_test_suite': KCIDB_SUITE}
-             and got_p == {'test_method': 'kselftest',
-                           'collections': COLLECTION,
-                           'rootfs_ref': 'trixie-kselftest'}
-             and params.get('rootfs_ref') in pipe.rootfs,
-             f'{JOB}: kselftest template, collections {COLLECTION}, '
-             f'{KCIDB_SUITE}, rootfs {params.get("rootfs_ref")} defined',
-             f'{got} {got_p}')
-    problems = []
-    for e in pipe.entries():
-        build = pipe.jobs.get(e['event'].get('name'), {})
-        if 'kselftest' not in build.get('params', {}).get('fragments', []):
-            problems.append(f'{e["event"].get("name")}: no kselftest fragment')
-        if e['runtime'].get('name') not in pipe.runtimes:
-            problems.append(f'runtime {e["runtime"].get("name")} unknown')
-        problems += [f'platform {p} unknown' for p in e.get('platforms', [])
-                     if p not in pipe.platforms]
-    chk.line(bool(pipe.entries()) and not problems,
-             f'scheduler: {len(pipe.entries())} {JOB} entries, '
-             f'{sum(len(e.get("platforms", [])) for e in pipe.entries())} '
-             'platforms, kselftest builds, known runtimes and platforms',
-             '\n'.join(problems))
-    with open(os.path.join(core, 'config', 'runtime', 'tests',
-                           'kselftest.jinja2'), encoding='utf-8') as f:
-        text = f.read()
-    chk.line(f'path: {TESTDEF}' in text and "TST_CMDFILES: '{{ collections }}'"
-             in text, f'kernelci-core tests/kselftest.jinja2 runs {TESTDEF} '
-             'with TST_CMDFILES from collections')
-    pin = PINS['test-definitions'][1]
-    if testdefs is None:
-        chk.skip(f'{TESTDEF} at the pinned test-definitions',
-                 'no mirror of Linaro/test-definitions')
-        return pipe
-    try:
-        tdef = yaml.safe_load(git(testdefs, 'show', f'{pin}:{TESTDEF}'))
-        ok = 'TST_CMDFILES' in tdef.get('params', {})
-    except Exception:
-        ok = False
-    chk.line(ok, f'test-definitions {pin[:12]} has {TESTDEF} with a '
-             'TST_CMDFILES parameter')
-    return pipe
-
-
-def fake_node(build: str, name: str) -> Dict[str, Any]:
-    """A node as the KernelCI API hands a kbuild's job to the runtime:
-    only what the templates read."""
-    base = f'https://storage.example.org/{build}'
-    return {'id': '0123456789abcdef01234567', 'name': name, 'data': {
-        'kernel_revision': {'describe': 'v7.3-rc7',
-                            'version': {'version': 7, 'patchlevel': 3}},
-        'kernel_type': 'image', 'arch': 'arm64',
-        'config_full': 'defconfig+arm64-chromebook+kselftest'},
-        'artifacts': {'kernel': f'{base}/Image',
-                      'modules': f'{base}/modules.tar.xz',
-                      'kselftest_tar_xz': f'{base}/kselftest.tar.xz'}}
-
-
-def format_strings(value: Any, fmt: Dict[str, str]) -> Any:
-    """kernelci-core's format_params(): {debarch} and the like in every
-    string of the params."""
-    if isinstance(value, str):
-        try:
-            return value.format_map(fmt)
-        except (KeyError, IndexError, ValueError):
-            return value
-    if isinstance(value, dict):
-        return {k: format_strings(v, fmt) for k, v in value.items()}
-    if isinstance(value, list):
-        return [format_strings(v, fmt) for v in value]
-    return value
-
-
-def render(pipe: Pipeline, entry: Dict[str, Any], platform: str,
+def render(pipe: SimpleNamespace, entry: Dict[str, Any], platform: str,
            job_name: str = JOB) -> str:
-    """The LAVA job KernelCI generates for this scheduler entry on this
-    platform: kernelci-core's Runtime.get_params() and LAVA's, the rootfs
-    resolved (resolve_rootfs_params) and formatted, then the template."""
+    """The LAVA job KernelCI generates for a scheduler entry on a platform:
+    kernelci-core's Runtime.get_params() and LAVA's for the node the API
+    hands the runtime, the rootfs resolved, formatted, then the template."""
     import jinja2
-    import yaml
     pconf = {'name': platform, **pipe.platforms[platform]}
     runtime = pipe.runtimes[entry['runtime']['name']]
     job = pipe.jobs[job_name]
+    url = f'https://storage.example.org/{entry["event"]["name"]}/'
+    node = {'id': '0123456789abcdef01234567', 'name': job_name, 'data': {
+        'kernel_revision': {'describe': 'v7.3-rc7', 'version': {
+            'version': 7, 'patchlevel': 3}}, 'kernel_type': 'image',
+        'arch': 'arm64',
+        'config_full': 'defconfig+arm64-chromebook+kselftest'},
+        'artifacts': {k: url + v for k, v in (
+            ('kernel', 'Image'), ('modules', 'modules.tar.xz'),
+            ('kselftest_tar_xz', 'kselftest.tar.xz'))}}
     params: Dict[str, Any] = {
-        'api_config': {'name': 'production'},
-        'storage_config': {'name': 'kci-storage'},
-        'platform_config': pconf, 'instanceid': None,
+        'api_config': {'name': 'production'}, 'platform_config': pconf,
+        'storage_config': {'name': 'kci-storage'}, 'instanceid': None,
         'instance_callback': 'https://api.example.org/latest',
-        'name': job_name, 'node': fake_node(entry['event']['name'], job_name),
+        'name': job_name, 'node': node,
         'runtime': runtime.get('lab_type', 'lava'),
         'runtime_image': job.get('image'),
         'device_type': pconf.get('base_name') or platform,
@@ -383,10 +140,11 @@ def render(pipe: Pipeline, entry: Dict[str, Any], platform: str,
         **(pconf.get('params') or {}), **job.get('params', {})}
     for k, v in pipe.rootfs.get(params.pop('rootfs_ref', None), {}).items():
         params.setdefault(k, v)
-    arch = pconf.get('arch', 'arm64')
-    params = format_strings(params, {
-        'arch': arch, 'debarch': arch, 'brarch': arch, 'karch': arch,
-        'crosarch': arch, 'krev': '7.3'})
+    # kernelci-core's format_params(): {debarch} and the like everywhere.
+    text = json.dumps(params)
+    for key in ('arch', 'debarch', 'brarch', 'karch', 'crosarch'):
+        text = text.replace(f'{{{key}}}', pconf.get('arch', 'arm64'))
+    params = json.loads(text.replace('{krev}', '7.3'))
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader([jinja2.FileSystemLoader(t)
                                     for t in pipe.templates]),
@@ -396,8 +154,7 @@ def render(pipe: Pipeline, entry: Dict[str, Any], platform: str,
         'kci_yaml_dump': lambda data: yaml.dump(data, indent=2)})
     return env.get_template(job['template']).render(params)
 
-
-def testdef_problems(job: Dict[str, Any]) -> Problems:
+def testdef_problems(job: Dict[str, Any]) -> List[str]:
     """Unless the job runs kselftest.yaml, once, on the collection: why."""
     defs = [d for a in job.get('actions', []) if 'test' in a
             for d in a['test'].get('definitions', [])
@@ -405,18 +162,17 @@ def testdef_problems(job: Dict[str, Any]) -> Problems:
     return [] if len(defs) == 1 and defs[0].get('parameters', {}).get(
         'TST_CMDFILES') == COLLECTION else [f'no {TESTDEF} on {COLLECTION}']
 
-
-def rendered_problems(job: Dict[str, Any]) -> Problems:
-    """What the rendered job must do for the suite: run kselftest.yaml on
-    the collection, with every image's URL; on QEMU (tmpfs) the kernel's
-    modules in the ramdisk, since the tests modprobe test_aux_pmu."""
-    problems = testdef_problems(job)
+def rendered_problems(job: Dict[str, Any]) -> List[str]:
+    """The rendered job runs kselftest.yaml on the collection, with every
+    image's URL; on QEMU (tmpfs) the kernel's modules in the ramdisk, since
+    the tests modprobe test_aux_pmu."""
     deploys = [a['deploy'] for a in job.get('actions', []) if 'deploy' in a]
     images = [(k, v) for d in deploys for k, v in d.items()
               if isinstance(v, dict) and 'url' in v] + [
         (k, v) for d in deploys for k, v in (d.get('images') or {}).items()]
-    problems += [f'deploy {k} has no URL' for k, v in images
-                 if not v.get('url') or 'None' in v['url']]
+    problems = testdef_problems(job) + [
+        f'deploy {k} has no URL' for k, v in images
+        if not v.get('url') or 'None' in v['url']]
     kernel = next((v.get('url', '') for k, v in images if k == 'kernel'), '')
     if deploys and deploys[0].get('to') == 'tmpfs' and (
             deploys[0].get('images', {}).get('ramdisk', {}).get('overlays', {})
@@ -425,54 +181,40 @@ def rendered_problems(job: Dict[str, Any]) -> Problems:
         problems.append('the modules are not an overlay of the ramdisk')
     return problems
 
-
-def check_render(chk: Checks, pipe: Pipeline) -> None:
+def check_kernelci(chk: Checks, pipe: SimpleNamespace, pristine: str) -> None:
+    """The job's KCIDB name, collection, rootfs and builds; its LAVA job on
+    each platform; the QEMU baseline as without kernelci-core.patch."""
+    job = pipe.jobs.get(JOB, {})
+    params = job.get('params', {})
+    entries = [e for e in pipe.scheduler if e.get('job') == JOB]
+    bare = [e['event'].get('name') for e in entries
+            if 'kselftest' not in pipe.jobs.get(e['event'].get('name'), {})
+            .get('params', {}).get('fragments', [])]
+    chk.line(job.get('kcidb_test_suite') == f'kselftest.{COLLECTION}' and
+             params.get('collections') == COLLECTION and
+             params.get('rootfs_ref') in pipe.rootfs and not bare,
+             f'{JOB}: collections {COLLECTION}, kselftest.{COLLECTION}, '
+             f'rootfs {params.get("rootfs_ref")} defined, scheduled after '
+             'builds with the kselftest fragment', f'{job}\nbuilds {bare}')
     out = os.environ.get('PERF_AUX_INTEGRATIONS_OUT')
-    n = 0
-    for entry in pipe.entries():
-        for platform in entry.get('platforms', []):
-            n += 1
-            chk.job(f'KernelCI job {JOB} on {platform} ({entry["event"]["name"]}'
-                    f', {entry["runtime"]["name"]})',
-                    lambda name: render(pipe, entry, platform, name), JOB,
-                    CONTROL_JOB, rendered_problems,
-                    out and os.path.join(out, f'{n}-{platform}.yaml'))
-
-
-def check_unchanged(chk: Checks, pipe: Pipeline, pristine: str) -> None:
-    """kernelci-core.patch changes no job that does not ask for it: the
-    QEMU baseline renders the same with and without it."""
-    entry = next((e for e in pipe.entries(UNCHANGED_JOB)
-                  if 'qemu-arm64' in e.get('platforms', [])), None)
-    if entry is None:
-        chk.skip('kernelci-core.patch leaves other QEMU jobs alone',
-                 f'no {UNCHANGED_JOB} on qemu-arm64 upstream')
-        return
+    for n, (entry, platform) in enumerate(
+            [(e, p) for e in entries for p in e.get('platforms', [])], 1):
+        chk.job(f'KernelCI job {JOB} on {platform} ({entry["event"]["name"]}, '
+                f'{entry["runtime"]["name"]})',
+                lambda name: render(pipe, entry, platform, name), JOB,
+                CONTROL_JOB, rendered_problems,
+                out and os.path.join(out, f'{n}-{platform}.yaml'))
+    entry = next(e for e in pipe.scheduler if e.get('job') == UNCHANGED_JOB
+                 and 'qemu-arm64' in e.get('platforms', []))
     patched = render(pipe, entry, 'qemu-arm64', UNCHANGED_JOB)
     pipe.templates[1] = pristine
     chk.line(render(pipe, entry, 'qemu-arm64', UNCHANGED_JOB) == patched,
              f'kernelci-core.patch leaves {UNCHANGED_JOB} on qemu-arm64 as '
              'it was')
 
-
-def tuxlava_args(device: str, test: str) -> Dict[str, Any]:
-    """What tuxlava needs to render a job on each kind of device: the
-    kernel's artifacts as LKFT passes them (placeholders)."""
-    url = 'https://storage.example.org/lkft/'
-    files = {'kernel': 'Image.gz', 'modules': 'modules.tar.xz',
-             **({'rootfs': 'rootfs.tar.xz'} if device.startswith('nfs-')
-                else {}),
-             **({'bl1': 'bl1.bin', 'fip': 'fip.bin', 'dtb': 'fvp.dtb',
-                 'rootfs': 'rootfs.ext4.xz'} if device.startswith('fvp-')
-                else {})}
-    return {'device': device, 'tests': [test],
-            'parameters': {'KSELFTEST': url + 'kselftest.tar.xz'},
-            **{k: url + v for k, v in files.items()}}
-
-
 def check_tuxlava(chk: Checks, tree: str) -> None:
-    """Import the patched tuxlava, ask it what it knows of the test, and
-    have it render the job on each of the test's devices."""
+    """The patched tuxlava's test, and the job it renders on each of the
+    test's devices (the kernel's artifacts as placeholders)."""
     sys.path.insert(0, tree)
     try:
         from tuxlava.tests import Test  # type: ignore
@@ -480,78 +222,68 @@ def check_tuxlava(chk: Checks, tree: str) -> None:
         from tuxlava.jobs import Job  # type: ignore
         test = Test.select(TUXLAVA_TEST)
         devices = [d.name for d in Device.list()]
-    except Exception as exc:
+    except Exception as exc:  # any failure to load is the finding
         chk.line(False, f'patched tuxlava knows {TUXLAVA_TEST}', repr(exc))
         return
     finally:
         sys.path.remove(tree)
     unmatched = [p for p in test.devices if not fnmatch.filter(devices, p)]
-    chk.line(not unmatched and test.timeout > 0,
-             f'tuxlava {TUXLAVA_TEST}: {len(test.devices)} device patterns, '
-             f'each a tuxlava device; timeout {test.timeout} min',
-             f'unmatched: {unmatched}')
-    chk.line(test.name.replace('kselftest-', '') == COLLECTION
-             and not test.cmdfile,
-             f'tuxlava {TUXLAVA_TEST} runs the {COLLECTION} collection')
+    chk.line(not unmatched and test.timeout > 0, f'tuxlava {TUXLAVA_TEST}: '
+             f'{len(test.devices)} device patterns, each a tuxlava device; '
+             f'timeout {test.timeout} min', f'unmatched: {unmatched}')
 
     def job_of(device: str, name: str) -> str:
-        job = Job(**tuxlava_args(device, name))
+        url = 'https://storage.example.org/lkft/'
+        files = {'kernel': 'Image.gz', 'modules': 'modules.tar.xz'}
+        if device.startswith('nfs-'):
+            files['rootfs'] = 'rootfs.tar.xz'
+        if device.startswith('fvp-'):
+            files.update(bl1='bl1.bin', fip='fip.bin', dtb='fvp.dtb',
+                         rootfs='rootfs.ext4.xz')
+        job = Job(device=device, tests=[name], parameters={
+            'KSELFTEST': url + 'kselftest.tar.xz'},
+            **{k: url + v for k, v in files.items()})
         job.initialize()
         return job.render()
-
     for device in sorted(d for p in test.devices
                          for d in fnmatch.filter(devices, p)):
         chk.job(f'tuxlava job {TUXLAVA_TEST} on {device}',
                 lambda name: job_of(device, name), TUXLAVA_TEST,
                 TUXLAVA_CONTROL, testdef_problems)
 
-
 def check_mirrors(chk: Checks, mirrors: str, tmp: str) -> None:
     """The patches applied to their pinned files, then what they give."""
-    gitdirs = {k: mirror_of(mirrors, k) for k in PINS}
     trees = {}
-    for patch, key in PATCHES.items():
+    for patch, (key, path) in PATCHES.items():
         repo, commit = PINS[key]
-        if gitdirs[key] is None:
-            chk.skip(f'{patch} applies to {repo}',
-                     f'no mirror of {repo} at {commit[:12]}')
+        gitdir = mirror_of(mirrors, key)
+        if gitdir is None:
+            chk.line(True, f'{patch} applies to {repo} # SKIP no mirror of '
+                     f'{repo} at {commit[:12]}')
             continue
         tree = os.path.join(tmp, key)
-        paths = {'kernelci-pipeline': ['config'], 'tuxlava': ['tuxlava'],
-                 'kernelci-core': ['config/runtime']}[key]
-        export(gitdirs[key], commit, paths, tree)
-        if key == 'kernelci-core':  # one copy stays as it was
-            export(gitdirs[key], commit, paths, tree + '.pristine')
-        if apply(chk, patch, tree, key):
+        export(gitdir, commit, [path], tree)
+        export(gitdir, commit, [path], tree + '.pristine')
+        res = subprocess.run(['git', 'apply', os.path.join(HERE, patch)],
+                             cwd=tree, capture_output=True, text=True)
+        if chk.line(res.returncode == 0, f'{patch} applies to {repo} '
+                    f'{commit[:12]}', res.stderr):
             trees[key] = tree
     if 'kernelci-pipeline' in trees and 'kernelci-core' in trees:
-        pipe = check_pipeline(chk, trees['kernelci-pipeline'],
-                              trees['kernelci-core'],
-                              gitdirs['test-definitions'])
-        if pipe:
-            check_render(chk, pipe)
-            check_unchanged(chk, pipe, os.path.join(
+        check_kernelci(chk, pipeline(trees['kernelci-pipeline'], os.path.join(
+            trees['kernelci-core'], 'config', 'runtime')), os.path.join(
                 trees['kernelci-core'] + '.pristine', 'config', 'runtime'))
-    else:
-        chk.skip('KernelCI job rendered and validated',
-                 'no patched kernelci-pipeline or no kernelci-core mirror')
     if 'tuxlava' in trees:
         check_tuxlava(chk, trees['tuxlava'])
-    else:
-        chk.skip(f'tuxlava {TUXLAVA_TEST}', 'no patched tuxlava')
-
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--mirrors', default=os.environ.get(
         'PERF_AUX_MIRRORS', DEFAULT_MIRRORS))
-    # The testdefs stage runs test-definitions at its pin: the files of
-    # KEY's pinned commit under PATH... into DIR (exit 3: no mirror).
+    # For the testdefs stage: KEY's pinned PATH... into DIR (3: no mirror).
     ap.add_argument('--export', nargs='+', metavar=('KEY DIR', 'PATH'))
     args = ap.parse_args()
     if args.export:
-        if len(args.export) < 3 or args.export[0] not in PINS:
-            ap.error('--export KEY DIR PATH...: KEY one of ' + ', '.join(PINS))
         repo, commit = PINS[args.export[0]]
         gitdir = mirror_of(args.mirrors, args.export[0])
         if gitdir is None:
@@ -560,18 +292,9 @@ def main() -> int:
         export(gitdir, commit, args.export[2:], args.export[1])
         return 0
     chk = Checks()
-    for patch in PATCHES:
-        try:
-            problems = fragment_problems(patch)
-            chk.line(not problems, f'{patch}: a unified diff; what it adds '
-                     'parses and names the perf_aux collection',
-                     '\n'.join(problems))
-        except Exception as exc:
-            chk.line(False, f'{patch}: a unified diff', repr(exc))
     with tempfile.TemporaryDirectory() as tmp:
         check_mirrors(chk, args.mirrors, tmp)
     return 1 if chk.bad else 0
-
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""KTAP: the lines the suites, the kselftest runner and lib/test_vmalloc.c
-print, console logs split into a document a suite, and the kernel's
-kunit_parser (from $KUNIT_TOOL_DIR, else the newest
-$PERF_AUX_CACHE/src/<base>/tools/testing/kunit) for their trees."""
+"""The parse layer: the out/ tree's run directories, the KTAP lines the tests
+print, console logs split into a document a suite, and the kernel's own
+kunit_parser ($KUNIT_TOOL_DIR, else the newest cached source tree)."""
 
 import functools
 import glob
@@ -11,53 +10,80 @@ import io
 import os
 import re
 import sys
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, \
-    Optional, Tuple, TypeVar
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
-from .runs import base_key, read_text
-
-# A result line, "ok 3 name", "not ok 3 - name # SKIP reason": at the top
-# level, nested (indented), or quoted by the kselftest runner ('# ').
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+OUT = os.environ.get('PERF_AUX_OUT', os.path.join(ROOT, 'out'))
+PATCHES = os.path.join(ROOT, 'scripts', 'mutants')
+_RUN_NAME = re.compile(r'^(.+?)-([0-9]+\.[0-9]+)-(arm64-[0-9]+k|x86_64)'
+                       r'(?:-(.+))?$')
+# The initramfs's line before the kselftests.
+KERNEL = re.compile(r'PERF_AUX: kernel (\S+), page size (.+?)\s*$')
+# "ok 3 name", "not ok 3 - name # SKIP reason": top level, nested, or
+# quoted by the kselftest runner ('# ').
 _RESULT = re.compile(r'^(?P<prefix>[\s#]*?)(?P<status>not ok|ok) '
                      r'(?P<number>[0-9]+) (?:- )?(?P<name>[^#]*?)\s*'
                      r'(?P<directive>#.*)?$')
-_SKIP = re.compile(r'^#\s*SKIP ?(.*)$')
-# run_kselftest.sh's name for one test binary in its own result line.
 _KSFT_NAME = re.compile(r'^selftests: (\S+): (\S+)$')
 _TAP_HEADER = re.compile(r'^K?TAP version [0-9]+$')
 _SUBTEST = re.compile(r'^\s*# Subtest: (\S+)')
-# lib/test_vmalloc.c's verdict per case, and its vmap benchmark.
 _VMALLOC_SUMMARY = re.compile(
     r'Summary: (\S+) passed: ([0-9]+) failed: ([0-9]+) ')
 _VMAP_BENCH = re.compile(
     r'Summary: vmap_contig_chunks_test passed: ([0-9]+) failed: ([0-9]+) '
     r'.*loops: ([0-9]+) avg: ([0-9]+) usec')
-# pagesize_test's diagnostic "entries 16 for 256 pages (PMD 0, cont 256,
-# PTE 0)".
+# pagesize_test's "entries 16 for 256 pages (PMD 0, cont 256, PTE 0)".
 _ENTRIES = re.compile(r'entries ([0-9]+) for ([0-9]+) pages'
                       r'(?: \(([^)]*)\))?')
-T = TypeVar('T')
-
 
 class ToolMissing(Exception):
     """No kernel tree's kunit_parser.py to read KTAP with."""
 
+class RunName(NamedTuple):
+    kernel: str
+    base: str
+    target: str
+    variant: str
+
+def name(d: str) -> str:
+    return os.path.basename(d.rstrip('/'))
+
+def parts(d: str) -> RunName:
+    """<kernel>-<base>-<target>[-<variant>]; another name is all kernel."""
+    m = _RUN_NAME.match(name(d))
+    return RunName(m[1], m[2], m[3], m[4] or 'default') if m else \
+        RunName(name(d), '', '', '')
+
+def base_key(base: str) -> tuple:
+    """Sort key putting the newest base first, anything else last."""
+    if not base or not all(p.isdigit() for p in base.split('.')):
+        return (1, base)
+    return tuple(-int(p) for p in base.split('.'))
+
+def run_dirs(parent: str) -> List[str]:
+    return sorted(glob.glob(os.path.join(parent, '*/')), key=name)
+
+def read_text(path: str) -> str:
+    with open(path, errors='replace') as f:
+        return f.read()
+
+def totals(passed: int, failed: int, skipped: int) -> str:
+    return f'{passed} passed, {failed} failed, {skipped} skipped'
 
 class Result(NamedTuple):
-    prefix: str     # indentation and runner '#'s before it
+    prefix: str     # indentation and runner '#'s
     ok: bool
-    number: int
     name: str
     directive: str  # '# SKIP reason', '# exit=1', or ''
 
     @property
     def top(self) -> bool:
-        """A result of the document itself, not of a nested test."""
         return not self.prefix
 
     @property
     def own(self) -> bool:
-        """A result of this document's tree, not one the runner quotes."""
+        """Of this document's tree, not quoted by the runner."""
         return '#' not in self.prefix
 
     @property
@@ -65,26 +91,22 @@ class Result(NamedTuple):
         return self.directive[1:].lstrip()
 
     def skip_reason(self) -> Optional[str]:
-        """The reason of an ok ... # SKIP, else None."""
-        match = _SKIP.match(self.directive)
-        return match[1] if match and self.ok else None
+        m = re.match(r'^#\s*SKIP ?(.*)$', self.directive)
+        return m[1] if m and self.ok else None
 
     def line(self, number: int = 1) -> str:
         return f'{"ok" if self.ok else "not ok"} {number} {self.name}' + (
             f' {self.directive}' if self.directive else '')
 
-
 def result(line: str) -> Optional[Result]:
     m = _RESULT.match(line)
-    return m and Result(m['prefix'], m['status'] == 'ok', int(m['number']),
-                        m['name'], m['directive'] or '')
-
+    return m and Result(m['prefix'], m['status'] == 'ok', m['name'],
+                        m['directive'] or '')
 
 def kselftest_binary(r: Result) -> Optional[Tuple[str, str]]:
     """(collection, binary) of a runner's result line, else None."""
     m = _KSFT_NAME.match(r.name) if r.top else None
     return (m[1], m[2]) if m else None
-
 
 class Entries(NamedTuple):
     """Translation entries pagesize_test found for one buffer."""
@@ -93,41 +115,18 @@ class Entries(NamedTuple):
     detail: str     # "PMD 0, cont 256, PTE 0"
 
     def granule_pages(self) -> Dict[str, int]:
-        """{'PMD': a, 'cont': b, 'PTE': c} of the detail, if any."""
         words = (p.strip().rpartition(' ') for p in self.detail.split(','))
         return {k: int(n) for k, _, n in words if k and n.isdigit()}
 
-
 def entries(line: str) -> Optional[Entries]:
-    """The entries diagnostic in line, else None."""
     m = line.lstrip().startswith('#') and _ENTRIES.search(line)
     return Entries(int(m[1]), int(m[2]), m[3] or '') if m else None
 
-
 def bench(text: str) -> Dict[str, int]:
-    """The key=value numbers of a document's "vmap_bench: k=v ..." line."""
+    """The numbers of a document's "vmap_bench: k=v ..." line."""
     m = re.search(r'vmap_bench: (.*)$', text, re.M)
     return {k: int(v) for k, v in (kv.split('=') for kv in m[1].split())} \
         if m else {}
-
-
-def named_by_result(lines: Iterable[str], find: Callable[[str], Optional[T]]
-                    ) -> Tuple[List[Tuple[str, List[T]]], List[T]]:
-    """What find() sees in lines, grouped under the name of the result line
-    of the document's own tree that follows; and what no result follows
-    (the test died)."""
-    named: List[Tuple[str, List[T]]] = []
-    pending: List[T] = []
-    for line in lines:
-        item = find(line)
-        r = result(line) if item is None else None
-        if item is not None:
-            pending.append(item)
-        elif r and r.own and pending:
-            named.append((r.name, pending))
-            pending = []
-    return named, pending
-
 
 def _tool_dirs() -> List[str]:
     cache = os.environ.get('PERF_AUX_CACHE', '/var/cache/perf_aux')
@@ -136,7 +135,6 @@ def _tool_dirs() -> List[str]:
     return [os.environ.get('KUNIT_TOOL_DIR', '')] + sorted(
         found, key=lambda p: base_key(p.split(os.sep)[-4]))
 
-
 @functools.lru_cache(maxsize=None)
 def _kunit() -> Tuple[Any, Any]:
     for path in _tool_dirs():
@@ -144,7 +142,6 @@ def _kunit() -> Tuple[Any, Any]:
             sys.path.insert(0, path)
             import kunit_parser
             import kunit_printer
-            # The parser prints progress as it goes; keep our output ours.
             quiet = kunit_printer.Printer(output=io.StringIO())
             kunit_parser.stdout = quiet
             return kunit_parser, quiet
@@ -152,14 +149,11 @@ def _kunit() -> Tuple[Any, Any]:
                       '$KUNIT_TOOL_DIR or $PERF_AUX_CACHE/src/*/tools/'
                       'testing/kunit; set KUNIT_TOOL_DIR')
 
-
 def kunit() -> Any:
     return _kunit()[0]
 
-
 def parse(text: str) -> Any:
-    """kunit_parser's tree of a KTAP document; one the parser gives up on
-    (a kernel killed mid-line) is a crashed test."""
+    """kunit_parser's tree of a document; one it gives up on is a crash."""
     parser, quiet = _kunit()
     lines = text.splitlines()
     try:
@@ -174,15 +168,12 @@ def parse(text: str) -> Any:
         test.counts.crashed = 1
         return test
 
-
 def document(block: List[str], *results: str) -> str:
-    """Lines as a KTAP document with a plan of its results."""
     return '\n'.join(['KTAP version 1', f'1..{len(results)}', *block,
                       *results]) + '\n'
 
-
 def split_kunit(log: Iterable[str]) -> Dict[str, str]:
-    """Splits a KUnit console log into one KTAP document per suite."""
+    """A KUnit console log as one KTAP document a suite."""
     suites: Dict[str, str] = {}
     block: List[str] = []
     for line in list(kunit().extract_tap_lines(log))[1:]:
@@ -195,9 +186,8 @@ def split_kunit(log: Iterable[str]) -> Dict[str, str]:
             block = []
         elif line.strip() and block and last != block[-1] and \
                 not last.startswith('#') and not result(last):
-            # KUnit prints an expectation's message at column 0, right
-            # after its "Expected ..." lines: kept, as a diagnostic.  Other
-            # kernel messages there are not the test's, and are left out.
+            # An expectation's message at column 0 after its "Expected"
+            # lines is the test's; other kernel messages are not.
             block.append('    # ' + line)
     # A suite the kernel died in has no result line: it failed.
     header = next(filter(None, map(_SUBTEST.match, block)), None)
@@ -205,11 +195,9 @@ def split_kunit(log: Iterable[str]) -> Dict[str, str]:
         suites[header[1]] = document(block, f'not ok 1 {header[1]}')
     return suites
 
-
 def split_kselftest(log: Iterable[str]) -> Dict[str, str]:
-    """Splits run_kselftest.sh output (a binary's lines prefixed '# ', then
-    the runner's result line for it) into each binary's own KTAP; a binary
-    with no result of its own is one case, the runner's verdict."""
+    """run_kselftest.sh's output as each binary's own KTAP; a binary with
+    none is one case, the runner's verdict."""
     suites: Dict[str, str] = {}
     body: List[str] = []
     for raw in log:
@@ -230,10 +218,9 @@ def split_kselftest(log: Iterable[str]) -> Dict[str, str]:
         body = []
     return suites
 
-
 def split_kunit_boot(log: Iterable[str]) -> Dict[str, str]:
-    """The KUnit boot's suites, and lib/test_vmalloc.c's vmap benchmark, if
-    it ran, as the suite test_vmalloc: one case, the time a diagnostic."""
+    """The KUnit boot's suites, and lib/test_vmalloc.c's vmap benchmark as
+    the suite test_vmalloc (one case, the time a diagnostic)."""
     lines = list(log)
     suites = split_kunit(lines)
     m = next(filter(None, map(_VMAP_BENCH.search, lines)), None)
@@ -244,35 +231,29 @@ def split_kunit_boot(log: Iterable[str]) -> Dict[str, str]:
             f'{"ok" if ok else "not ok"} 1 vmap_contig_chunks_test')
     return suites
 
-
 def split_test_vmalloc(log: Iterable[str]) -> Dict[str, str]:
-    """The peer lib/test_vmalloc.c as a KTAP suite: a case passes when it
-    ran and nothing failed; no summary at all is one failed case."""
+    """The peer lib/test_vmalloc.c as a suite: a case passes when it ran
+    and nothing failed; no summary at all is one failed case."""
     found = [m for m in map(_VMALLOC_SUMMARY.search, log) if m]
     cases = [f'{"ok" if int(m[2]) > 0 and int(m[3]) == 0 else "not ok"} '
              f'{i} {m[1]}' for i, m in enumerate(found, 1)]
     return {'peer.test_vmalloc': document(
         [], *(cases or ['not ok 1 test_vmalloc_finished']))}
 
-
 def suite_files(d: str) -> List[Tuple[str, str]]:
     """(suite, path) of each KTAP document in a results directory."""
     return [(os.path.basename(p)[:-len('.ktap')], p)
             for p in sorted(glob.glob(os.path.join(d, '*.ktap')))]
 
-
 def read_suites(d: str) -> Dict[str, str]:
-    """Each suite's KTAP document in a results directory."""
     return {suite: read_text(path) for suite, path in suite_files(d)}
-
 
 def suite_text(d: str, suite: str) -> str:
     path = os.path.join(d, f'{suite}.ktap')
     return read_text(path) if os.path.isfile(path) else ''
 
-
 def write_suites(suites: Dict[str, str], outdir: str) -> None:
     os.makedirs(outdir, exist_ok=True)
-    for name, text in suites.items():
-        with open(os.path.join(outdir, f'{name}.ktap'), 'w') as f:
+    for suite, text in suites.items():
+        with open(os.path.join(outdir, f'{suite}.ktap'), 'w') as f:
             f.write(text)

@@ -1,70 +1,24 @@
 # SPDX-License-Identifier: GPL-2.0
-"""LAVA jobs on the host: schema checks (lava_common, imported where
-needed), the broken variants the schema must refuse, and the device
-dictionaries of scripts/lava/devices/ (the boards' are stand-ins for
-lava-run --validate)."""
+"""LAVA jobs on the host: lava_common's schema on each job and the broken
+variants it must refuse, and the device dictionaries of
+scripts/lava/devices/ (the boards' are stand-ins for lava-run --validate)."""
 
 import copy
 import os
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import yaml
 
+from .ktap import ROOT
 from .lava import Check
-from .runs import ROOT
 
 DEVICES = os.path.join(ROOT, 'scripts', 'lava', 'devices')
-
-
-def _validators() -> Tuple[Callable[..., Any], Callable[..., Any]]:
-    """lava_common's (job validator, test definition validator)."""
-    from lava_common.schemas import validate
-    from lava_common.schemas.test.testdef import validate as validate_testdef
-    return validate, validate_testdef
-
-
-def _load(path: str) -> Any:
-    with open(path) as f:
-        return yaml.safe_load(f)
-
-
-def validate_checks(paths: List[str]) -> List[Check]:
-    """Whether lava_common accepts each job or test definition."""
-    checks = []
-    for path in paths:
-        what = f'schema accepts {os.path.relpath(path, ROOT)}'
-        try:
-            job, testdef = _validators()
-            data = _load(path)
-            if isinstance(data, dict) and 'metadata' in data and 'run' in data:
-                testdef(data)
-            else:
-                job(data, strict=True)
-            checks.append(Check(True, what, []))
-        except Exception as e:  # noqa: BLE001
-            checks.append(Check(False, what, [f'  {line}' for line in
-                                              str(e).splitlines()[:5]]))
-    return checks
-
-
-def _edit(data: Any, path: List[Any], value: Any) -> None:
-    """Sets the value at path in a job ("@kind": its first action of that
-    kind), or deletes it (DELETE)."""
-    for key in path[:-1]:
-        data = next(a[key[1:]] for a in data['actions'] if key[1:] in a) \
-            if str(key).startswith('@') else data[key]
-    if value is DELETE:
-        del data[path[-1]]
-    else:
-        data[path[-1]] = value
-
-
-# Each reject case: what, base file, the path it changes, the value.  A
-# change the schema accepts is a failed check: validation would miss it.
 JOB = 'lava-jobs/jobs/qemu-arm64-4k.yaml'
 FVP = 'lava-jobs/jobs/fvp-revc-spe-trbe.yaml'
 TESTDEF = 'lava-jobs/perf-aux.yaml'
 DELETE = object()
+# What, base file, the path it changes ("@kind": the job's first action of
+# that kind), the value: a change the schema accepts fails the check.
 REJECTS: List[Tuple[str, str, List[Any], Any]] = [
     ('job without visibility', JOB, ['visibility'], DELETE),
     ('job without job_name', JOB, ['job_name'], DELETE),
@@ -92,34 +46,62 @@ REJECTS: List[Tuple[str, str, List[Any], Any]] = [
      ['parse'], {'fixupdict': {'PASS': 'passed'}}),
 ]
 
+def _load(path: str) -> Any:
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+def _validate(data: Any) -> None:
+    """lava_common's validation of a job, or of a test definition."""
+    from lava_common.schemas import validate
+    from lava_common.schemas.test.testdef import validate as validate_testdef
+    if isinstance(data, dict) and 'metadata' in data and 'run' in data:
+        validate_testdef(data)
+    else:
+        validate(data, strict=True)
+
+def validate_checks(paths: List[str]) -> List[Check]:
+    """Whether lava_common accepts each job or test definition."""
+    checks = []
+    for path in paths:
+        what = f'schema accepts {os.path.relpath(path, ROOT)}'
+        try:
+            _validate(_load(path))
+            checks.append(Check(True, what, []))
+        except Exception as e:  # noqa: BLE001 (the schema's finding)
+            checks.append(Check(False, what, [f'  {line}' for line in
+                                              str(e).splitlines()[:5]]))
+    return checks
 
 def reject_checks() -> List[Check]:
-    job, testdef = _validators()
     checks = []
     for what, base, path, value in REJECTS:
         data = _load(os.path.join(ROOT, base))
-        # The unmutated file must pass, or a reject proves nothing.
-        check = testdef if base == TESTDEF else job
-        try:
-            check(copy.deepcopy(data))
+        try:  # the unmutated file must pass, or a reject proves nothing
+            _validate(copy.deepcopy(data))
         except Exception as e:  # noqa: BLE001
             checks.append(Check(False, f'rejects {what}: base {base} itself '
                                 f'is invalid: {e}', []))
             continue
-        _edit(data, path, value)
+        node = data
+        for key in path[:-1]:
+            node = next(a[key[1:]] for a in node['actions'] if key[1:] in a) \
+                if str(key).startswith('@') else node[key]
+        if value is DELETE:
+            del node[path[-1]]
+        else:
+            node[path[-1]] = value
         try:
-            check(data)
+            _validate(data)
             checks.append(Check(False, f'rejects {what} (accepted)', []))
         except Exception as e:  # noqa: BLE001
             msg = str(e).splitlines()[0][:100]
             checks.append(Check(True, f'rejects {what}: {msg}', []))
     return checks
 
-
 def device_text(job: Dict[str, Any], templates: str) -> str:
-    """The device dictionary of a job's device type, as lava-server renders
-    it: scripts/lava/devices/perf-aux-<type>01.jinja2 over the packaged
-    device-type templates, with the job's context."""
+    """A job's device dictionary as lava-server renders it:
+    perf-aux-<type>01.jinja2 over the packaged device types, the job's
+    context."""
     import jinja2
     from jinja2.sandbox import SandboxedEnvironment
     env = SandboxedEnvironment(
@@ -127,7 +109,6 @@ def device_text(job: Dict[str, Any], templates: str) -> str:
         trim_blocks=True, autoescape=False)
     return env.get_template(f'perf-aux-{job["device_type"]}01.jinja2').render(
         **job.get('context', {}))
-
 
 def render_device(job_path: str, templates: str, out: str) -> None:
     """Writes the validated device dictionary of the job at job_path."""

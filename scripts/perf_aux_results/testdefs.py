@@ -1,10 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The kselftests' "<name> <pass|fail|skip>" lines that test-definitions'
-kselftest.sh (parse-output.py, pinned in integrations/README.md) wrote and
-scripts/initramfs/testdefs-init printed, against the direct run's cases
-named the way that parser names them: a program "selftests: <collection>:
-<program>" without "selftests:", a case "<program>_<description>", a skip's
-reason appended, reduced to [A-Za-z0-9_-], a repeat "_dup<N>"."""
+"""The "<name> <pass|fail|skip>" lines test-definitions' kselftest.sh wrote
+(printed by scripts/initramfs/testdefs-init) against the direct run's cases
+named as its parse-output.py names them: "selftests:" dropped, a case
+"<program>_<description>", a skip's reason appended, reduced to
+[A-Za-z0-9_-], a repeat "_dup<N>"."""
 
 import os
 import re
@@ -16,14 +15,11 @@ from . import ktap
 BEGIN = 'PERF_AUX: test-definitions results'
 END = 'PERF_AUX: test-definitions end'
 COLLECTION = 'perf_aux'
-Results = Dict[str, str]
-
 
 def slug(text: str) -> str:
     text = re.sub(r'\[\d{1,5}\]', '', text)
     text = re.sub(r'[^A-Za-z0-9_-]+', '_', text)
     return re.sub(r'(^_|_$)', '', text).replace('_-', '__')
-
 
 def name_of(desc: str, directive: str, ok: bool) -> Tuple[str, str]:
     """A TAP line's name and result as test-definitions gives them."""
@@ -34,8 +30,7 @@ def name_of(desc: str, directive: str, ok: bool) -> Tuple[str, str]:
     return slug(desc.strip()) or '<unknown>', \
         ('skip' if skip else 'pass') if ok else 'fail'
 
-
-def reported(log_lines: Iterable[str]) -> Optional[Results]:
+def reported(log_lines: Iterable[str]) -> Optional[Dict[str, str]]:
     """{name: result} the guest printed; None without both markers."""
     lines = [raw.strip() for raw in log_lines]
     if BEGIN not in lines or END not in lines[lines.index(BEGIN):]:
@@ -44,7 +39,6 @@ def reported(log_lines: Iterable[str]) -> Optional[Results]:
     return {m[1]: m[2] for m in (re.match(r'^(\S+) (pass|fail|skip)$', x)
                                  for x in inside) if m}
 
-
 def program_results(kselftest_log: Iterable[str]
                     ) -> List[Tuple[str, str, bool]]:
     """(program, directive, ok) of run_kselftest.sh's outer TAP lines."""
@@ -52,18 +46,17 @@ def program_results(kselftest_log: Iterable[str]
         ktap.result, (x.strip() for x in kselftest_log))
         if r and (b := ktap.kselftest_binary(r)) and b[0] == COLLECTION]
 
-
-def expected(results_dir: str, kselftest_log: Iterable[str]) -> Results:
+def expected(results_dir: str, kselftest_log: Iterable[str]
+             ) -> Dict[str, str]:
     """The direct run's kselftest cases as test-definitions names them,
     with the collection's shard, which kselftest.sh reports passed."""
     suites = ktap.read_suites(results_dir)
-    want: Results = {f'shardfile-{COLLECTION}': 'pass'}
+    want = {f'shardfile-{COLLECTION}': 'pass'}
     seen: Counter = Counter()
 
     def add(name: str, result: str) -> None:
         seen[name] += 1
         want[name if seen[name] == 1 else f'{name}_dup{seen[name]}'] = result
-
     for program, directive, ok in program_results(kselftest_log):
         parent, parent_result = name_of(
             f'selftests: {COLLECTION}: {program}', directive, ok)
@@ -75,19 +68,17 @@ def expected(results_dir: str, kselftest_log: Iterable[str]) -> Results:
         add(parent, parent_result)
     return want
 
-
 def check(log: str, results_dir: str, kselftest_log: str
           ) -> Tuple[bool, List[str]]:
+    if not os.path.isdir(results_dir):
+        return False, [f'test-definitions: no direct run in {results_dir}']
     with open(log, encoding='utf-8', errors='replace') as f:
         got = reported(f)
     with open(kselftest_log, encoding='utf-8', errors='replace') as f:
-        want = expected(results_dir, f)
-    if not os.path.isdir(results_dir):
-        return False, [f'test-definitions: no direct run in {results_dir}']
-    return compare(want, got)
+        return compare(expected(results_dir, f), got)
 
-
-def compare(want: Results, got: Optional[Results]) -> Tuple[bool, List[str]]:
+def compare(want: Dict[str, str], got: Optional[Dict[str, str]]
+            ) -> Tuple[bool, List[str]]:
     """One check: the two agree on every case; the differences listed."""
     if got is None:
         return False, ['test-definitions: no results printed '

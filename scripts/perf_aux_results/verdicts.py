@@ -1,14 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Verdicts from kunit_parser's tree of KTAP (skip reasons, which 6.12's
-parser drops, from the result lines): counts, expectations, flakes, and
-the failing cases a mutant's kill is named by."""
+"""The judge layer: counts, expectations, flakes and a mutant's failing
+cases, from kunit_parser's trees (skip reasons from the result lines)."""
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
-from . import ktap, runs
-
+from . import ktap
 
 @dataclass
 class SuiteResult:
@@ -23,7 +21,6 @@ class SuiteResult:
     def failures(self) -> int:
         return self.failed + self.errors
 
-
 def count(name: str, text: str) -> SuiteResult:
     test = ktap.parse(text)
     c = test.counts
@@ -31,26 +28,23 @@ def count(name: str, text: str) -> SuiteResult:
     return SuiteResult(name, c.passed, c.failed + c.crashed, c.skipped,
                        c.errors + parse_error)
 
-
 def collect(d: str) -> List[SuiteResult]:
     return [count(s, text) for s, text in ktap.read_suites(d).items()]
 
-
 def summary(dirs: List[str]) -> Tuple[List[str], SuiteResult]:
-    """A line a suite of each directory, the totals line; and the totals."""
+    """A line a suite of each directory, the totals line; the totals."""
     lines = []
     total = SuiteResult('total')
     for d in dirs:
         for r in collect(d):
-            lines.append(f'{runs.name(d)} {r.name}: '
-                         + runs.totals(r.passed, r.failed, r.skipped)
+            lines.append(f'{ktap.name(d)} {r.name}: '
+                         + ktap.totals(r.passed, r.failed, r.skipped)
                          + (f', {r.errors} parse errors' if r.errors else ''))
             total.passed += r.passed
             total.failed += r.failures
             total.skipped += r.skipped
-    lines.append(runs.totals(total.passed, total.failed, total.skipped))
+    lines.append(ktap.totals(total.passed, total.failed, total.skipped))
     return lines, total
-
 
 @dataclass
 class Expectation:
@@ -59,34 +53,30 @@ class Expectation:
     min_passed: int = 0
     min_skipped: int = 0
     skip_reason: Optional[str] = None
-    # Leaf cases (a name, or a dotted path's tail) that may fail where
-    # none may: what a stock kernel fails by design.
+    # Leaf cases (a name or a dotted path's tail) a stock kernel fails by
+    # design: their failures, and only theirs, do not count.
     allowed_failures: List[str] = field(default_factory=list)
 
     def allows(self, path: str) -> bool:
         return any(path == n or path.endswith('.' + n)
                    for n in self.allowed_failures)
 
-
 def expect(d: str, suite: str, want: Expectation) -> Tuple[bool, str]:
     """Whether suite in results directory d is as wanted; one line why."""
     path = os.path.join(d, f'{suite}.ktap')
     if not os.path.isfile(path):
         return False, f'{suite}: no results in {d}'
-    text = runs.read_text(path)
+    text = ktap.read_text(path)
     r = count(suite, text)
     lines = [x for x in map(ktap.result, text.splitlines()) if x]
     if want.skip_reason:
-        # Only skips for this reason count.
-        r.skipped = sum(want.skip_reason in (x.skip_reason() or '')
-                        for x in lines if x.own and x.skip_reason() is not None)
+        r.skipped = sum(want.skip_reason in x.skip_reason() for x in lines
+                        if x.own and x.skip_reason() is not None)
     allowed = [p for p, status in case_results(text).items()
                if status not in ('SUCCESS', 'SKIPPED') and want.allows(p)] \
         if want.allowed_failures and r.failures else []
-    # Only the named cases are forgiven; a crash or parse error elsewhere
-    # still counts.
     r.failed -= len(allowed)
-    # Name a few failures, so that a CI log's last lines say what broke.
+    # A few failures named, so that a CI log's last lines say what broke.
     names = [x.name for x in lines if not x.ok and x.name != suite
              and not want.allows(x.name)]
     problems = [what for bad, what in (
@@ -97,27 +87,27 @@ def expect(d: str, suite: str, want: Expectation) -> Tuple[bool, str]:
         (want.failure is False and r.failures, 'failures' + (
             ': ' + ', '.join(names[:3]) if names else ''))) if bad]
     return not problems, (
-        f'{suite}: ' + runs.totals(r.passed, r.failures, r.skipped)
+        f'{suite}: ' + ktap.totals(r.passed, r.failures, r.skipped)
         + (f' ({"; ".join(problems)})' if problems else '')
         + (f' [{len(allowed)} failing by design: ' + ', '.join(
             p.rsplit('.', 1)[-1] for p in allowed) + ']' if allowed else ''))
 
-
 def case_results(text: str) -> Dict[str, str]:
     """Each leaf case of a KTAP document by its dotted path: its status."""
-    def walk(test: Any, path: List[str]) -> Iterator[Tuple[str, str]]:
-        if not test.subtests:
-            yield '.'.join(path), test.status.name
-        for sub in test.subtests:
-            yield from walk(sub, path + [sub.name])
-    return dict(walk(ktap.parse(text), []))
+    out = {}
 
+    def walk(test: Any, path: List[str]) -> None:
+        if not test.subtests:
+            out['.'.join(path)] = test.status.name
+        for sub in test.subtests:
+            walk(sub, path + [sub.name])
+    walk(ktap.parse(text), [])
+    return out
 
 def flakes(rounds: List[str], exclude: Tuple[str, ...] = ()
            ) -> Tuple[Dict[str, List[str]], List[str]]:
-    """Cases whose result is not the same in every round directory, but
-    in the suites of exclude (one of the runs has a reason to differ);
-    and the lines that say so."""
+    """Cases whose result differs between round directories (but in the
+    suites of exclude); and the lines that say so."""
     cases: Dict[str, List[str]] = {}
     for i, rnd in enumerate(rounds):
         for suite, text in ktap.read_suites(rnd).items():
@@ -129,21 +119,6 @@ def flakes(rounds: List[str], exclude: Tuple[str, ...] = ()
     return flaky, [f'flaky: {c}: {" ".join(s)}' for c, s in flaky.items()] + [
         f'{len(flaky)} flaky of {len(cases)} cases over {len(rounds)} rounds']
 
-
-def failing_cases(test: Any, skip: Tuple[str, ...]) -> List[str]:
-    """Dotted names of the innermost failed or crashed tests under test;
-    those in skip (the parser's root, the suite) add no name, one with no
-    name (the kernel died before it) is 'crashed'."""
-    status = ktap.kunit().TestStatus
-    if test.status not in (status.FAILURE, status.TEST_CRASHED):
-        return []
-    name = test.name or 'crashed'
-    prefix = '' if name in skip else f'{name}.'
-    inner = [prefix + c for s in test.subtests
-             for c in failing_cases(s, skip)]
-    return inner or ([name] if name not in skip else [])
-
-
 class SuiteVerdict(NamedTuple):
     """How one suite of a mutant run ended: failures, the failing cases."""
     failed: int
@@ -153,12 +128,13 @@ class SuiteVerdict(NamedTuple):
     def killed(self) -> bool:
         return self.failed > 0
 
-
 def suite_verdict(suite: str, text: str) -> SuiteVerdict:
-    cases = failing_cases(ktap.parse(text), ('main', suite))
-    return SuiteVerdict(count(suite, text).failures,
-                        list(dict.fromkeys(cases)))
-
+    """The failures, and the failed or crashed cases (unnamed: the kernel
+    died first) under the suite."""
+    return SuiteVerdict(count(suite, text).failures, list(dict.fromkeys(
+        c.removeprefix(f'{suite}.').rstrip('.') or 'crashed'
+        for c, status in case_results(text).items()
+        if status in ('FAILURE', 'TEST_CRASHED'))))
 
 def run_verdicts(d: str) -> Dict[str, SuiteVerdict]:
     return {s: suite_verdict(s, text)

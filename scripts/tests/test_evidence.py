@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perf_aux_results import evidence, ktap  # noqa: E402
+from perf_aux_results import ktap, report as evidence  # noqa: E402
 from test_results import run_main  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), 'test_data', 'evidence')
@@ -22,7 +22,6 @@ REPORT = os.path.join(os.path.dirname(__file__), 'test_data', 'report')
 KIB = 1024
 MIB = 1024 * KIB
 GIB = 1024 * MIB
-
 
 def walk_minimum(size: int, page: int, pmd: int, cont: int) -> int:
     """The entries of a buffer at address 0 (naturally aligned, physically
@@ -39,7 +38,6 @@ def walk_minimum(size: int, page: int, pmd: int, cont: int) -> int:
         entries += 1
     return entries
 
-
 def definitions(page: int) -> Dict[str, int]:
     """The issue's definitions: a PMD maps page * page / 8 bytes; a
     cont-PTE block 64 KiB at 4K, 2 MiB at 16K and at 64K."""
@@ -47,21 +45,17 @@ def definitions(page: int) -> Dict[str, int]:
             'cont': {4 * KIB: 64 * KIB, 16 * KIB: 2 * MIB,
                      64 * KIB: 2 * MIB}[page]}
 
-
 def run_dir(name: str) -> str:
     return os.path.join(DATA, 'results', name)
-
 
 REFERENCE = run_dir('reference-7.3-arm64-16k')
 STOCK = run_dir('stock-7.3-arm64-16k')
 NO_MUTANTS = os.path.join(DATA, 'no-mutants')
 
-
 def text_of(*dirs: str, mutants: str = NO_MUTANTS,
             logs: Optional[str] = None) -> List[str]:
     return evidence.evidence(list(dirs), mutants,
                              os.path.join(REPORT, 'patches'), logs)
-
 
 def section(lines: List[str], title: str) -> List[str]:
     """The lines from the one starting with title to the next title (a
@@ -71,12 +65,10 @@ def section(lines: List[str], title: str) -> List[str]:
                 if lines[i][:1].strip()), len(lines))
     return lines[start:end]
 
-
 def copy_tree(dst: str) -> None:
     """test_data/evidence as dst/results and dst/logs, to edit."""
     for sub in ('results', 'logs'):
         shutil.copytree(os.path.join(DATA, sub), os.path.join(dst, sub))
-
 
 def edit(path: str, old: str, new: str) -> None:
     with open(path) as f:
@@ -84,7 +76,6 @@ def edit(path: str, old: str, new: str) -> None:
     assert old in text, (path, old)
     with open(path, 'w') as f:
         f.write(text.replace(old, new))
-
 
 class MinimumTest(unittest.TestCase):
     def least(self, size: int, page: int) -> int:
@@ -142,7 +133,6 @@ class MinimumTest(unittest.TestCase):
         self.assertEqual(4 * KIB, evidence.target_page_size('x86_64'))
         self.assertIsNone(evidence.target_page_size('arm64-big'))
 
-
 class FormatsTest(unittest.TestCase):
     def test_granule_pages_of_an_entries_line(self) -> None:
         e = ktap.entries('# entries 5 for 2179 pages (PMD 2048, cont 128,'
@@ -150,7 +140,6 @@ class FormatsTest(unittest.TestCase):
         assert e is not None
         self.assertEqual({'PMD': 2048, 'cont': 128, 'PTE': 3},
                          e.granule_pages())
-
 
 class EvidenceTest(unittest.TestCase):
     def test_no_line_wider_than_72(self) -> None:
@@ -316,7 +305,6 @@ class EvidenceTest(unittest.TestCase):
                                    os.path.join(tmp, 'nothing-7.3-x86_64'))
             self.assertEqual(1, rc)
             self.assertIn('no run directory', printed)
-
 
 if __name__ == '__main__':
     unittest.main()

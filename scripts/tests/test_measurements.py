@@ -11,7 +11,7 @@ import os
 import tempfile
 import unittest
 
-from perf_aux_results import measurements
+from perf_aux_results import report
 
 LOG = '''==> install packages
 <== install packages: 25 s
@@ -38,43 +38,48 @@ failed: stock-7.3-arm64-4k: vmap_granule failed
 300 passed, 1 failed, 0 skipped
 '''
 
-
 class MeasurementsTest(unittest.TestCase):
-
     def setUp(self) -> None:
-        self.m = measurements.parse(LOG.splitlines(keepends=True))
+        self.page = report.measurements(LOG.splitlines(keepends=True),
+                                        'check', {'stages': 'reference'})
+
+    def section(self, title: str) -> list:
+        return self.page.split(f'## {title}\n\n', 1)[1].split('\n\n')[0] \
+            .splitlines()[2:]
 
     def test_builds_with_their_ccache_share(self) -> None:
         self.assertEqual(
-            [('7.3-reference .build-arm64-4k', 951,
-              '32 of 1058 compilations hit (3 %)'),
-             ('7.3-mutant .build-arm64-4k-peers', 40,
-              '5 of 10 compilations hit (50 %)')],
-            [(b.name, b.secs, b.ccache) for b in self.m.builds])
-        self.assertEqual(['7.3-reference .build-arm64-4k'], self.m.reused)
+            ['| 7.3-reference .build-arm64-4k | 951 s (15 min 51 s) | '
+             '32 of 1058 compilations hit (3 %) |',
+             '| 7.3-mutant .build-arm64-4k-peers | 40 s | '
+             '5 of 10 compilations hit (50 %) |'],
+            self.section('Kernel builds'))
+        self.assertIn('Reused within the check, not rebuilt: 1 '
+                      '(7.3-reference .build-arm64-4k).', self.page)
 
     def test_boots_and_their_exit(self) -> None:
         self.assertEqual(
-            [('KUnit reference-7.3-arm64-4k', 30, None),
-             ('boot kselftests reference-7.3-arm64-4k', 142, 1)],
-            [(b.name, b.secs, b.rc) for b in self.m.boots])
+            ['| KUnit reference-7.3-arm64-4k | 30 s |',
+             '| boot kselftests reference-7.3-arm64-4k | 142 s (2 min 22 s), '
+             'exit 1 |'], self.section('Boots'))
 
     def test_stage_table_results_and_closing_line(self) -> None:
         self.assertEqual(['install packages',
                           '7.3 reference kernel, default and strict',
                           'series (beside the mutants)', 'in all'],
-                         [s.name for s in self.m.stages])
-        self.assertEqual(1666, self.m.stages[-1].secs)
-        self.assertEqual(['900 passed, 1 failed, 28 skipped'], self.m.suites)
-        self.assertEqual(['stock-7.3-arm64-4k: vmap_granule failed'],
-                         self.m.failures)
-        self.assertEqual('300 passed, 1 failed, 0 skipped', self.m.counts)
+                         [x.split(' | ')[0][2:]
+                          for x in self.section('Stages')])
+        self.assertIn('| in all | 1666 s (27 min 46 s) |', self.page)
+        self.assertIn('## Results\n\n- 900 passed, 1 failed, 28 skipped\n',
+                      self.page)
+        self.assertIn('Failed checks:\n\n- stock-7.3-arm64-4k: vmap_granule '
+                      'failed\n\n300 passed, 1 failed, 0 skipped\n', self.page)
+        self.assertIn('- stages: reference', self.page)
 
     def test_unfinished_check_says_so(self) -> None:
-        m = measurements.parse(LOG.splitlines()[:6])
-        self.assertIsNone(m.counts)
-        page = measurements.render(m, 'check', {})
+        page = report.measurements(LOG.splitlines()[:6], 'check', {})
         self.assertIn('no closing line', page)
+        self.assertIn('## Boots\n\nNone in this check.', page)
 
     def test_page_written(self) -> None:
         with tempfile.TemporaryDirectory() as d:
@@ -82,15 +87,12 @@ class MeasurementsTest(unittest.TestCase):
             with open(log, 'w', encoding='utf-8') as f:
                 f.write(LOG)
             out = os.path.join(d, 'measurements', 'check.md')
-            measurements.write(log, 'check', out, ' reference', d)
+            report.write_measurements(log, 'check', out, ' reference')
             with open(out, encoding='utf-8') as f:
                 page = f.read()
-        self.assertIn('| 7.3-reference .build-arm64-4k | 951 s (15 min 51 s) '
-                      '| 32 of 1058 compilations hit (3 %) |', page)
         self.assertIn('- stages:  reference', page)
         self.assertTrue(page.rstrip().endswith(
             '300 passed, 1 failed, 0 skipped'))
-
 
 if __name__ == '__main__':
     unittest.main()

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Host tests of the results glue (scripts/perf_aux_results: KTAP
-splitting, verdicts, flakes, benchmark; python3 -m perf_aux results) on
-saved and
+"""Host tests of the results glue (scripts/perf_aux_results: KTAP splitting,
+verdicts, flakes, benchmark; python3 -m perf_aux results) on saved and
 crafted console logs."""
 
 import io
@@ -17,11 +16,10 @@ from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..'))
 from perf_aux import lib  # noqa: E402
-from perf_aux_results import cli, ktap, report, runs, verdicts  # noqa: E402
+from perf_aux_results import cli, ktap, report, verdicts  # noqa: E402
 
 SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(os.path.dirname(__file__), 'test_data')
-
 
 def run_main(*argv: str) -> Tuple[int, str]:
     """results ARGV...: its exit status and output."""
@@ -30,11 +28,9 @@ def run_main(*argv: str) -> Tuple[int, str]:
         rc = cli.results_main(list(argv))
     return rc, out.getvalue()
 
-
 def read(name: str) -> list:
     with open(os.path.join(DATA, name)) as f:
         return f.readlines()
-
 
 class SplitKunitTest(unittest.TestCase):
     def test_one_document_per_suite(self) -> None:
@@ -76,7 +72,6 @@ class SplitKunitTest(unittest.TestCase):
         self.assertEqual(1, r.passed)
         self.assertTrue(r.failures)
 
-
 class SplitTestVmallocTest(unittest.TestCase):
     LOG = [
         '[   12.1] Summary: fix_size_alloc_test passed: 2 failed: 0 '
@@ -97,7 +92,6 @@ class SplitTestVmallocTest(unittest.TestCase):
         r = verdicts.count('peer.test_vmalloc', docs['peer.test_vmalloc'])
         self.assertEqual((r.passed, r.failed), (0, 1))
 
-
 class BaselineTest(unittest.TestCase):
     def test_only_new_failures_kill(self):
         base = {'peer.test_vmalloc': verdicts.SuiteVerdict(1, ['align'])}
@@ -111,7 +105,6 @@ class BaselineTest(unittest.TestCase):
     def test_suites_without_baseline_keep_their_verdict(self):
         ours = {'perf_aux_alloc': verdicts.SuiteVerdict(3, ['a', 'b', 'c'])}
         self.assertEqual(report.beyond_baseline(ours, {}), ours)
-
 
 class FlakesTest(unittest.TestCase):
     KTAP = ('KTAP version 1\n1..2\nok 1 wrap.spe.keep_up\n'
@@ -145,7 +138,6 @@ class FlakesTest(unittest.TestCase):
         lines = verdicts.flakes(rounds, ('perf_aux.wrap_test',))[1]
         self.assertEqual(lines, ['0 flaky of 0 cases over 2 rounds'])
 
-
 class SplitKselftestTest(unittest.TestCase):
     def setUp(self) -> None:
         self.suites = ktap.split_kselftest(read('kselftest-run.log'))
@@ -166,7 +158,6 @@ class SplitKselftestTest(unittest.TestCase):
         r = verdicts.count('wrap', self.suites['perf_aux.wrap_test'])
         self.assertEqual((2, 0, 0), (r.passed, r.failed, r.skipped))
         self.assertNotIn('perf: interrupt', self.suites['perf_aux.wrap_test'])
-
 
 class BenchTest(unittest.TestCase):
     SUMMARY = ('[    3.1] Summary: vmap_contig_chunks_test passed: 1 failed: 0 '
@@ -198,7 +189,6 @@ class BenchTest(unittest.TestCase):
     def test_no_benchmark_no_suite(self) -> None:
         self.assertNotIn('test_vmalloc', ktap.split_kunit_boot(['boot\n']))
 
-
 class SummaryTest(unittest.TestCase):
     def setUp(self) -> None:
         self.tmp = tempfile.TemporaryDirectory()
@@ -209,12 +199,9 @@ class SummaryTest(unittest.TestCase):
     def tearDown(self) -> None:
         self.tmp.cleanup()
 
-    def run_main(self, *argv: str) -> Tuple[int, str]:
-        return run_main(*argv)
-
     def test_summary_ends_with_totals_and_fails(self) -> None:
         report = os.path.join(self.tmp.name, 'report.md')
-        rc, out = self.run_main('summary', self.dir, '--report', report)
+        rc, out = run_main('summary', self.dir, '--report', report)
         self.assertEqual(1, rc)
         self.assertEqual('3 passed, 1 failed, 1 skipped',
                          out.splitlines()[-1])
@@ -222,74 +209,63 @@ class SummaryTest(unittest.TestCase):
             self.assertIn('| reference-7.3-arm64-4k | perf_aux_alloc | 2 | 1 | 1 |',
                           f.read())
 
+    def expect(self, suite: str, failure, **kw) -> Tuple[bool, str]:
+        return verdicts.expect(self.dir, suite,
+                               verdicts.Expectation(failure, **kw))
+
     def test_expect_failure_of_a_failing_suite(self) -> None:
-        rc, _ = self.run_main('expect', self.dir, 'perf_aux_alloc',
-                              '--failure')
-        self.assertEqual(0, rc)
+        self.assertTrue(self.expect('perf_aux_alloc', True)[0])
 
     def test_expect_no_failure_of_a_failing_suite(self) -> None:
-        rc, out = self.run_main('expect', self.dir, 'perf_aux_alloc',
-                                '--no-failure')
-        self.assertEqual(1, rc)
-        self.assertIn('failures: aux_alloc_bad_input_test)', out)
+        ok, line = self.expect('perf_aux_alloc', False)
+        self.assertFalse(ok)
+        self.assertIn('failures: aux_alloc_bad_input_test)', line)
 
     def test_expect_failure_allowed_still_counts_passes(self) -> None:
-        rc, _ = self.run_main('expect', self.dir, 'perf_aux_alloc',
-                              '--failure-allowed', '--min-passed', '2')
-        self.assertEqual(0, rc)
-        rc, out = self.run_main('expect', self.dir, 'perf_aux_alloc',
-                                '--failure-allowed', '--min-passed', '3')
-        self.assertEqual(1, rc)
-        self.assertIn('fewer than 3 passed', out)
+        self.assertTrue(self.expect('perf_aux_alloc', None, min_passed=2)[0])
+        ok, line = self.expect('perf_aux_alloc', None, min_passed=3)
+        self.assertFalse(ok)
+        self.assertIn('fewer than 3 passed', line)
 
     def test_expect_no_failure_but_a_case_failing_by_design(self) -> None:
-        rc, out = self.run_main('expect', self.dir, 'perf_aux_alloc',
-                                '--no-failure', '--allow-failing',
-                                'aux_alloc_bad_input_test')
-        self.assertEqual(0, rc, out)
-        self.assertIn('2 passed, 0 failed, 1 skipped', out)
-        self.assertIn('[1 failing by design: aux_alloc_bad_input_test]', out)
+        ok, line = self.expect('perf_aux_alloc', False, allowed_failures=[
+            'aux_alloc_bad_input_test'])
+        self.assertTrue(ok, line)
+        self.assertIn('2 passed, 0 failed, 1 skipped', line)
+        self.assertIn('[1 failing by design: aux_alloc_bad_input_test]', line)
 
     def test_expect_allowed_failure_forgives_only_its_case(self) -> None:
-        rc, out = self.run_main('expect', self.dir, 'perf_aux_alloc',
-                                '--no-failure', '--allow-failing',
-                                'aux_alloc_first_page_fails_test')
-        self.assertEqual(1, rc)
-        self.assertIn('failures: aux_alloc_bad_input_test)', out)
-        self.assertNotIn('by design', out)
+        ok, line = self.expect('perf_aux_alloc', False, allowed_failures=[
+            'aux_alloc_first_page_fails_test'])
+        self.assertFalse(ok)
+        self.assertIn('failures: aux_alloc_bad_input_test)', line)
+        self.assertNotIn('by design', line)
 
     def test_expect_allowed_failure_is_a_whole_name(self) -> None:
-        rc, out = self.run_main('expect', self.dir, 'perf_aux_alloc',
-                                '--no-failure', '--allow-failing',
-                                'input_test')
-        self.assertEqual(1, rc, out)
+        ok, line = self.expect('perf_aux_alloc', False,
+                               allowed_failures=['input_test'])
+        self.assertFalse(ok, line)
 
     def test_expect_minimum_passed(self) -> None:
-        rc, out = self.run_main('expect', self.dir, 'vmap_granule',
-                                '--no-failure', '--min-passed', '2')
-        self.assertEqual(1, rc)
-        self.assertIn('fewer than 2 passed', out)
+        ok, line = self.expect('vmap_granule', False, min_passed=2)
+        self.assertFalse(ok)
+        self.assertIn('fewer than 2 passed', line)
 
     def test_expect_skips_counted_by_reason(self) -> None:
-        rc, out = self.run_main('expect', self.dir, 'perf_aux_alloc',
-                                '--failure', '--min-skipped', '1',
-                                '--skip-reason', 'quarter of memory')
-        self.assertEqual(0, rc, out)
-        rc, out = self.run_main('expect', self.dir, 'perf_aux_alloc',
-                                '--failure', '--min-skipped', '1',
-                                '--skip-reason', 'base pages only')
-        self.assertEqual(1, rc)
-        self.assertIn('fewer than 1 skipped', out)
+        ok, line = self.expect('perf_aux_alloc', True, min_skipped=1,
+                               skip_reason='quarter of memory')
+        self.assertTrue(ok, line)
+        ok, line = self.expect('perf_aux_alloc', True, min_skipped=1,
+                               skip_reason='base pages only')
+        self.assertFalse(ok)
+        self.assertIn('fewer than 1 skipped', line)
 
     def test_expect_missing_suite_fails(self) -> None:
-        rc, _ = self.run_main('expect', self.dir, 'no_such_suite',
-                              '--no-failure')
-        self.assertEqual(1, rc)
-
+        self.assertFalse(self.expect('no_such_suite', False)[0])
 
 class RunNameTest(unittest.TestCase):
     def parts(self, name: str) -> tuple:
-        p = runs.parts(name)
+        p = ktap.parts(name)
         return p.kernel, p.base, p.target, p.variant
 
     def test_kernel_base_target_variant(self) -> None:
@@ -313,23 +289,17 @@ class RunNameTest(unittest.TestCase):
         for name in ('reference-arm64-4k', 'stock-7-arm64-4k', 'report'):
             self.assertEqual((name, '', '', ''), self.parts(name))
 
-    def test_setup_is_what_kernels_share(self) -> None:
-        self.assertEqual('arm64-64k-ptdump', runs.parts(
-            'reference-7.2-arm64-64k-ptdump').setup)
-        self.assertEqual('x86_64', runs.parts('stock-6.12-x86_64').setup)
-
     def test_bases_newest_first(self) -> None:
         self.assertEqual(['7.3', '7.2', '6.12', '', 'x'],
                          sorted(['6.12', '', '7.3', 'x', '7.2'],
-                                key=runs.base_key))
-
+                                key=ktap.base_key))
 
 class ResultLineTest(unittest.TestCase):
     def test_fields(self) -> None:
         r = ktap.result('    ok 2 large_rw # SKIP no PMU')
         assert r is not None
-        self.assertEqual((True, 2, 'large_rw', 'no PMU', False, True),
-                         (r.ok, r.number, r.name, r.skip_reason(), r.top,
+        self.assertEqual((True, 'large_rw', 'no PMU', False, True),
+                         (r.ok, r.name, r.skip_reason(), r.top,
                           r.own))
         r = ktap.result('# not ok 3 - aux_map.bad_offset')
         assert r is not None
@@ -353,7 +323,6 @@ class ResultLineTest(unittest.TestCase):
         self.assertEqual(('perf_aux', 'pagesize_test'),
                          ktap.kselftest_binary(r))
         self.assertEqual('TIMEOUT 300 seconds', r.comment)
-
 
 class KunitToolTest(unittest.TestCase):
     def test_tool_dir_then_the_newest_cached_tree(self) -> None:
@@ -392,7 +361,6 @@ class KunitToolTest(unittest.TestCase):
                            '    1..1\n')
         self.assertTrue(r.failures)
 
-
 class EntryPointTest(unittest.TestCase):
     """python3 -m perf_aux results as the pipeline runs it."""
 
@@ -406,13 +374,9 @@ class EntryPointTest(unittest.TestCase):
             p = self.run_script(*lib.perf_aux('results', 'kselftest', log,
                                               tmp))
             self.assertEqual(0, p.returncode, p.stderr)
-            p = self.run_script(*lib.perf_aux('results', 'expect', tmp,
-                                              'perf_aux.wrap_test',
-                                              '--no-failure', '--min-passed',
-                                              '2'))
-        self.assertEqual((0, 'perf_aux.wrap_test: 2 passed, 0 failed, '
-                          '0 skipped\n'), (p.returncode, p.stdout), p.stderr)
-
+            p = self.run_script(*lib.perf_aux('results', 'summary', tmp))
+        self.assertEqual('3 passed, 2 failed, 1 skipped',
+                         p.stdout.splitlines()[-1], p.stderr)
 
 if __name__ == '__main__':
     unittest.main()

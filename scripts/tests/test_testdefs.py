@@ -48,12 +48,10 @@ WANT = {
     'perf_aux_hw_trace_test': 'skip',
 }
 
-
 def guest_log(results: dict, end: bool = True) -> list:
     lines = ['[   12.000000] random kernel line\n', testdefs.BEGIN + '\r\n']
     lines += [f'{n} {r}\r\n' for n, r in results.items()]
     return lines + ([testdefs.END + '\r\n'] if end else [])
-
 
 class TestdefsTest(unittest.TestCase):
 
@@ -101,7 +99,6 @@ class TestdefsTest(unittest.TestCase):
         ok, lines = testdefs.compare(WANT, None)
         self.assertFalse(ok)
         self.assertIn('did not finish', lines[0])
-
 
 if __name__ == '__main__':
     unittest.main()
