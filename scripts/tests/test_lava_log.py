@@ -24,18 +24,15 @@ except ImportError:
 if HAVE_YAML:
     from perf_aux_results import ktap, lava  # noqa: E402
 
-
 def read(name: str) -> List[str]:
     with open(os.path.join(DATA, name)) as f:
         return f.read().splitlines()
-
 
 def entry(lvl: str, msg: Any) -> str:
     """One log.yaml line as LAVA writes it (JSON is a subset of its flow
     style)."""
     return '- ' + json.dumps({'dt': '2026-12-01T00:05:30.100374',
                               'lvl': lvl, 'msg': msg})
-
 
 def job_log(boot: List[str], tests: List[str]) -> List[str]:
     """A QEMU job's log: deploy, boot (the console of boot), test action
@@ -69,7 +66,6 @@ def job_log(boot: List[str], tests: List[str]) -> List[str]:
                                 'result': 'pass'})]
     return lines
 
-
 @unittest.skipUnless(HAVE_YAML, 'no python3-yaml')
 class LogEntriesTest(unittest.TestCase):
     def test_json_and_yaml_lines(self) -> None:
@@ -84,7 +80,6 @@ class LogEntriesTest(unittest.TestCase):
         log = ['', 'garbage', '- {"unclosed": ', '- [1, 2]',
                entry('target', 'x')]
         self.assertEqual([e['msg'] for e in lava.log_entries(log)], ['x'])
-
 
 @unittest.skipUnless(HAVE_YAML, 'no python3-yaml')
 class ConsoleTest(unittest.TestCase):
@@ -141,7 +136,6 @@ class ConsoleTest(unittest.TestCase):
              entry('target', '')]))
         self.assertEqual(tests, ['ok 1 a', 'b', 'c', ''])
 
-
 @unittest.skipUnless(HAVE_YAML, 'no python3-yaml')
 class JobErrorsTest(unittest.TestCase):
     def lava_fail(self, **msg: Any) -> Dict[str, Any]:
@@ -168,7 +162,6 @@ class JobErrorsTest(unittest.TestCase):
     def test_complete_job_has_none(self) -> None:
         self.assertEqual(lava.job_errors(lava.log_entries(
             job_log(['x'], ['y']))), [])
-
 
 if __name__ == '__main__':
     unittest.main()

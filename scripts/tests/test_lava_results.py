@@ -27,10 +27,8 @@ if HAVE_LIBS:
     from perf_aux_results import lava, lava_jobs  # noqa: E402
 import test_lava_converter as conv  # noqa: E402
 
-
 def log_line(msg: dict, lvl: str = 'results') -> str:
     return json.dumps({'dt': '2026-01-01T00:00:00', 'lvl': lvl, 'msg': msg})
-
 
 @unittest.skipUnless(HAVE_LIBS, 'no python3-yaml or python3-jinja2')
 class CompareTest(unittest.TestCase):
@@ -111,7 +109,6 @@ class CompareTest(unittest.TestCase):
             [['perf_aux.pagesize_test.aux_pagesize.large_rw_256m.'
               'vmap_in_vmallocinfo', 'pass', '53']])
 
-
 @unittest.skipUnless(HAVE_LIBS, 'no python3-yaml or python3-jinja2')
 class DeviceTest(unittest.TestCase):
     """The device dictionaries of scripts/lava/devices/, over stand-ins
@@ -141,7 +138,6 @@ class DeviceTest(unittest.TestCase):
         self.assertEqual(('52:54:00:12:34:59', 2048),
                          (qemu['mac'], qemu['memory']))
         self.assertEqual('/bin/true', self.render('n1sdp', {})['power_on'])
-
 
 @unittest.skipUnless(HAVE_LIBS, 'no python3-yaml or python3-jinja2')
 class GenerateTest(unittest.TestCase):
@@ -188,7 +184,6 @@ class GenerateTest(unittest.TestCase):
         job = yaml.safe_load(generate.render(lab, 'qemu-arm64-4k'))
         test = job['actions'][2]['test']
         self.assertEqual(test['definitions'][0]['revision'], '1234')
-
 
 if __name__ == '__main__':
     unittest.main()
