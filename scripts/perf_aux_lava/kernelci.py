@@ -1,65 +1,42 @@
 # SPDX-License-Identifier: GPL-2.0
-"""KernelCI's own kselftest-perf-aux job on qemu-arm64, as
-integrations/check.py renders it, run in the local lab (make
-lab-selftest with qemu).  Only what points off this machine changes, each
-change printed: the kernel, modules and ramdisk URLs (the reference
-arm64-4k build; for KernelCI's trixie-kselftest ramdisk the Debian trixie
-root of perf_aux deps testdefs with the kselftests and
-scripts/initramfs/kernelci-init), the test-definitions repository (a
-local copy at its pin), the boot's docker block and the notify callback.
-Judged: Complete, the collection's shard passed, a result for every
-program of the direct run, none failed; the differences from the direct
-run are printed, not judged (KernelCI's guest memory differs).
-"""
+"""KernelCI's kselftest-perf-aux job on qemu-arm64 as integrations/check.py
+renders it, run in the local lab with only what points off this machine
+changed (docs/lava.md)."""
 
+import glob
 import os
 import re
 import shutil
-import subprocess
 import tempfile
-from typing import Any, Dict, List, Optional, Tuple
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
 
-from . import artifacts, common
-from .common import ROOT, plib
+from . import PYTHON, ROOT, Error, commit_all, plib, read
 
-# The scheduler entry whose job runs here: QEMU, the 4K kselftest build.
 PLATFORM = 'qemu-arm64'
 BUILD = 'kbuild-gcc-14-arm64-kselftest'
 TESTDEF = 'automated/linux/kselftest/kselftest.yaml'
 SUITE = 'kselftest-perf-aux'
-# submit's line naming the file of a job file's cases.
-RESULTS_FILE = re.compile(r'(?m)^submit: job [0-9]+: [0-9]+ results in '
-                          r'(\S+/results\.txt):$')
-# Seconds the job may take (its own job timeout is 45 minutes).
 WAIT = 3000
+RESULTS_FILE = r'(?m)^submit: job [0-9]+: [0-9]+ results in (\S+):$'
 
-
-def rendered(out: str) -> Tuple[Optional[str], str]:
-    """The job integrations/check.py renders for PLATFORM and BUILD
-    (its text), or None and why."""
+def rendered(out: str) -> Tuple[str, str]:
+    """integrations/check.py's job for PLATFORM and BUILD, or '' and why."""
     jobs = os.path.join(out, 'rendered')
     shutil.rmtree(jobs, ignore_errors=True)
-    p = subprocess.run([common.PYTHON, os.path.join(ROOT, 'integrations',
-                                                    'check.py')],
-                       env=dict(os.environ, PERF_AUX_INTEGRATIONS_OUT=jobs),
-                       capture_output=True, text=True)
-    names = sorted(os.listdir(jobs)) if os.path.isdir(jobs) else []
-    for name in names:
-        if not name.endswith(f'-{PLATFORM}.yaml'):
-            continue
-        with open(os.path.join(jobs, name)) as f:
-            text = f.read()
+    p = plib.run([PYTHON, os.path.join(ROOT, 'integrations', 'check.py')],
+                 env={'PERF_AUX_INTEGRATIONS_OUT': jobs}, stdout=plib.PIPE,
+                 stderr=plib.DEVNULL)
+    for text in map(read, sorted(glob.glob(f'{jobs}/*-{PLATFORM}.yaml'))):
         if f'/{BUILD}/' in text:
             return text, ''
-    skipped = [line for line in p.stdout.splitlines() if '# SKIP' in line]
-    return None, (skipped[0].split('# SKIP ', 1)[1] if skipped else
-                  f'integrations/check.py rendered no {PLATFORM} job of '
-                  f'{BUILD} (exit {p.returncode})')
-
+    return '', ([line.split('# SKIP ', 1)[1] for line in p.stdout.splitlines()
+                 if '# SKIP ' in line] + [
+        f'integrations/check.py rendered no {PLATFORM} job of {BUILD} '
+        f'(exit {p.returncode})'])[0]
 
 def adapt(job: Dict[str, Any], urls: Dict[str, str]) -> List[str]:
-    """The rendered JOB made runnable here, in place: URLS' kernel,
-    modules, ramdisk and testdefs; what was changed."""
+    """The job made runnable here in place: what changed."""
     changes = []
     for action in job.get('actions', []):
         images = (action.get('deploy') or {}).get('images') or {}
@@ -71,8 +48,7 @@ def adapt(job: Dict[str, Any], urls: Dict[str, str]) -> List[str]:
         if 'modules' in overlays:
             overlays['modules']['url'] = urls['modules']
             changes.append(f"modules URL: {urls['modules']}")
-        boot = action.get('boot') or {}
-        if boot.pop('docker', None) is not None:
+        if (action.get('boot') or {}).pop('docker', None) is not None:
             changes.append("boot: docker dropped (the worker's own QEMU)")
         for d in (action.get('test') or {}).get('definitions', []):
             if d.get('from') == 'git' and d.get('path') == TESTDEF:
@@ -84,161 +60,94 @@ def adapt(job: Dict[str, Any], urls: Dict[str, str]) -> List[str]:
     job['job_name'] = f'perf_aux KernelCI {SUITE} on {PLATFORM}'
     return changes
 
-
 def results(lines: List[str]) -> Dict[str, str]:
-    """{case: result} of the kselftest definition in submit's results.txt
-    lines ("<n>_<definition>.<case> <result>")."""
-    out = {}
-    for line in lines:
-        words = line.split()
-        if len(words) < 2 or '.' not in words[0]:
-            continue
-        suite, case = words[0].split('.', 1)
-        if suite.split('_', 1)[-1] == SUITE:
-            out[case] = words[1]
-    return out
-
+    """{case: result} of the kselftest definition in submit's results.txt."""
+    words = [line.split() for line in lines]
+    return {w[0].split('.', 1)[1]: w[1] for w in words if len(w) > 1 and
+            '.' in w[0] and w[0].split('.')[0].split('_', 1)[-1] == SUITE}
 
 def judged(got: Dict[str, str], programs: List[str]) -> List[str]:
-    """What is wrong with the job's results: the shard not passed, a
-    program of the direct run without a result, a failed case."""
+    """The shard not passed, a program without a result, a failed case."""
     from perf_aux_results import testdefs
-    wrong = []
     shard = f'shardfile-{testdefs.COLLECTION}'
-    if got.get(shard) != 'pass':
-        wrong.append(f'{shard} {got.get(shard, "absent")}')
+    wrong = [] if got.get(shard) == 'pass' else [
+        f'{shard} {got.get(shard, "absent")}']
     for program in programs:
         prefix = testdefs.slug(f'{testdefs.COLLECTION}: {program}')
-        if not any(name == prefix or name.startswith(prefix + '_')
-                   for name in got):
+        if not any(n == prefix or n.startswith(prefix + '_') for n in got):
             wrong.append(f'no result of {program}')
-    wrong += [f'{name} failed' for name, r in sorted(got.items())
-              if r == 'fail']
-    return wrong
-
-
-def modules_tar(build: str, out: str) -> None:
-    """BUILD's installed modules (kselftest.py's modules_install), or the
-    release's empty module directory, as a tar.xz at OUT."""
-    with open(os.path.join(build, 'include', 'config',
-                           'kernel.release')) as f:
-        release = f.read().strip()
-    tmp = tempfile.mkdtemp()
-    try:
-        installed = os.path.join(build, 'modules_install')
-        if os.path.isdir(installed):
-            shutil.copytree(installed, tmp, dirs_exist_ok=True)
-        os.makedirs(os.path.join(tmp, 'lib', 'modules', release),
-                    exist_ok=True)
-        subprocess.run(['tar', '-C', tmp, '-cJf', out, 'lib'], check=True)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
+    return wrong + [f'{n} failed' for n, r in sorted(got.items())
+                    if r == 'fail']
 
 def stage(build: str, d: str) -> Dict[str, str]:
-    """The job's files in D (a directory the worker reads): their URLs.
-    CalledProcessError or OSError on failure."""
+    """The job's files in d: their URLs.  Error or OSError on failure."""
     from perf_aux import kselftest
-    shutil.copyfile(os.path.join(build, 'arch', 'arm64', 'boot', 'Image'),
-                    os.path.join(d, 'Image'))
-    modules_tar(build, os.path.join(d, 'modules.tar.xz'))
-    rootfs = os.path.join(plib.cache(), 'rootfs', 'trixie-arm64')
+    shutil.copyfile(f'{build}/arch/arm64/boot/Image', f'{d}/Image')
+    # The installed modules, or the release's empty module directory.
+    with tempfile.TemporaryDirectory() as tmp:
+        if os.path.isdir(f'{build}/modules_install'):
+            shutil.copytree(f'{build}/modules_install', tmp,
+                            dirs_exist_ok=True)
+        release = read(f'{build}/include/config/kernel.release').strip()
+        os.makedirs(f'{tmp}/lib/modules/{release}', exist_ok=True)
+        plib.run(['tar', '-C', tmp, '-cJf', f'{d}/modules.tar.xz', 'lib'],
+                 check=True)
     # KernelCI's /init (LAVA's "/ #" shell), in one archive: LAVA's modules
     # overlay repacks the first one only.
-    if kselftest.rootfs_initramfs(
-            ROOT, rootfs, os.path.join(build, 'kselftest_install'), '',
-            os.path.join(d, 'rootfs.cpio.gz'), init='kernelci-init'):
+    rootfs = os.path.join(plib.cache(), 'rootfs', 'trixie-arm64')
+    if kselftest.rootfs_initramfs(ROOT, rootfs, f'{build}/kselftest_install',
+                                  '', f'{d}/rootfs.cpio.gz',
+                                  init='kernelci-init'):
         raise OSError(f'cannot pack {rootfs}')
-    export = os.path.join(d, 'export')
-    shutil.rmtree(export, ignore_errors=True)
-    subprocess.run([common.PYTHON, os.path.join(ROOT, 'integrations',
-                                                'check.py'),
-                    '--export', 'test-definitions', export,
-                    'automated/linux/kselftest', 'automated/lib',
-                    'automated/utils'], check=True, stdout=subprocess.DEVNULL)
-    repo = os.path.join(d, 'test-definitions')
-    shutil.rmtree(repo, ignore_errors=True)
-    os.rename(export, repo)
-    artifacts.commit_all(repo, 'master',
-                         'test-definitions at the pin of integrations/README.md')
-    url = 'file://' + d
-    return {'kernel': f'{url}/Image', 'modules': f'{url}/modules.tar.xz',
-            'ramdisk': f'{url}/rootfs.cpio.gz',
-            'testdefs': f'{url}/test-definitions'}
-
-
-def direct_programs(base: str) -> Tuple[Dict[str, str], List[str]]:
-    """The direct run's cases as test-definitions names them, and its
-    programs (make run's reference arm64-4k run); empty without one."""
-    from perf_aux_results import testdefs
-    run = plib.result_name('reference', base, 'arm64-4k', 'default')
-    res = os.path.join(plib.out(), 'results', run)
-    log = os.path.join(plib.out(), 'logs', f'{run}-kselftest.log')
-    if not os.path.isfile(log):
-        return {}, []
-    with open(log, errors='replace') as f:
-        lines = f.read().splitlines()
-    return (testdefs.expected(res, lines),
-            [p for p, _, _ in testdefs.program_results(lines)])
-
+    for path in (f'{d}/export', f'{d}/test-definitions'):
+        shutil.rmtree(path, ignore_errors=True)
+    plib.run([PYTHON, os.path.join(ROOT, 'integrations', 'check.py'),
+              '--export', 'test-definitions', f'{d}/export',
+              'automated/linux/kselftest', 'automated/lib', 'automated/utils'],
+             check=True, stdout=plib.DEVNULL)
+    os.rename(f'{d}/export', f'{d}/test-definitions')
+    commit_all(f'{d}/test-definitions', 'master',
+               'test-definitions at the pin of integrations/README.md')
+    return {'kernel': f'file://{d}/Image', 'ramdisk': f'file://{d}/'
+            'rootfs.cpio.gz', 'modules': f'file://{d}/modules.tar.xz',
+            'testdefs': f'file://{d}/test-definitions'}
 
 def run(t: Any, base: str) -> None:
-    """The job in the lab, its check lines through T (the selftest)."""
+    """The job in the lab against the direct run, checked through t."""
     import yaml
+    from perf_aux_results import testdefs
     what = f'KernelCI job {SUITE} on {PLATFORM} ({BUILD})'
     build = os.path.join(plib.cache(), 'trees', f'{base}-reference',
                          '.build-arm64-4k')
-    want, programs = direct_programs(base)
-    if not os.path.isdir(os.path.join(build, 'kselftest_install')) or \
-            not programs:
-        print(f'ok - lava: lab: {what} # SKIP no direct reference arm64-4k '
-              'run (make run)', flush=True)
-        return
-    if common.run(plib.perf_aux('deps', 'testdefs'),
-                  stdout=subprocess.DEVNULL):
-        t.check(False, f'{what}: perf_aux deps testdefs')
-        return
+    name = plib.result_name('reference', base, 'arm64-4k', 'default')
+    log = os.path.join(plib.out(), 'logs', f'{name}-kselftest.log')
+    lines = read(log).splitlines()
+    programs = [p for p, _, _ in testdefs.program_results(lines)]
+    if not os.path.isdir(f'{build}/kselftest_install') or not programs:
+        return t.skip(what, 'no direct reference arm64-4k run (make run)')
+    if plib.status(plib.perf_aux('deps', 'testdefs'), stdout=plib.DEVNULL):
+        return t.check(False, f'{what}: perf_aux deps testdefs')
     d = t.path('kernelci')
     os.makedirs(d, exist_ok=True)
     os.chmod(d, 0o755)
     text, why = rendered(d)
-    if text is None:
-        print(f'ok - lava: lab: {what} # SKIP {why}', flush=True)
-        return
+    if not text:
+        return t.skip(what, why)
     try:
         urls = stage(build, d)
-    except (OSError, subprocess.CalledProcessError) as e:
-        t.check(False, f'{what}: its files staged ({e})')
-        return
+    except (OSError, Error) as e:
+        return t.check(False, f'{what}: its files staged ({e})')
     job = yaml.safe_load(text)
     for change in adapt(job, urls):
         print(f'# {what}: {change}')
-    path = os.path.join(d, 'job.yaml')
-    with open(path, 'w') as f:
-        f.write('# KernelCI\'s kselftest-perf-aux job as integrations/'
-                'check.py renders it,\n# its URLs made local '
-                '(scripts/perf_aux_lava/kernelci.py).\n')
-        yaml.safe_dump(job, f, sort_keys=False)
+    Path(d, 'job.yaml').write_text(yaml.safe_dump(job, sort_keys=False))
     out = t.path('kernelci.out')
-    rc = t.submit(out, [path], {'LAVA_WAIT': str(WAIT)})
-    with open(out, errors='replace') as f:
-        found = RESULTS_FILE.findall(f.read())
-    got: Dict[str, str] = {}
-    if found:
-        with open(found[-1]) as f:
-            got = results(f.read().splitlines())
+    rc = t.submit(out, [os.path.join(d, 'job.yaml')], {'LAVA_WAIT': str(WAIT)})
+    found = re.findall(RESULTS_FILE, read(out))
+    got = results(read(found[-1]).splitlines()) if found else {}
     wrong = judged(got, programs) if rc in (0, 1) else [f'submit exit {rc}']
-    counts = {r: sum(1 for v in got.values() if v == r)
-              for r in ('pass', 'fail', 'skip')}
-    faults = ''.join(f'; {w}' for w in wrong[:5])
+    n = {r: list(got.values()).count(r) for r in ('pass', 'fail', 'skip')}
     t.check(not wrong, f'{what} Complete in the lab: {len(got)} results '
-            f"({counts['pass']} pass, {counts['fail']} fail, "
-            f"{counts['skip']} skip), every program of the direct run "
-            f'reported, none failed{faults}')
-    differ = [f'{n}: direct run {want.get(n, "absent")}, KernelCI job '
-              f'{got.get(n, "absent")}' for n in sorted(set(want) | set(got))
-              if want.get(n) != got.get(n)]
-    print(f'# {what}: {len(differ)} cases differ from the direct run '
-          '(not judged)')
-    for line in differ[:20]:
-        print(f'#   {line}')
+            f"({n['pass']} pass, {n['fail']} fail, {n['skip']} skip), every "
+            'program of the direct run reported, none failed' +
+            ''.join(f'; {w}' for w in wrong[:5]))

@@ -1,22 +1,25 @@
 # SPDX-License-Identifier: GPL-2.0
-"""python3 -m perf_aux_lava lab start|status|stop: a local LAVA lab on
-127.0.0.1 (lava-server 2023.01, PostgreSQL, one lava-worker, devices
-qemu-01 and qemu-02; lava-jobs/README.md).  No systemd here: PostgreSQL
-runs by its init script, the three daemons by their units' commands
-(Daemon).  Runs as root; every wait has a bound."""
+"""python3 -m perf_aux_lava lab start|status|stop|selftest [qemu]: a local
+LAVA lab on 127.0.0.1 without systemd (lava-jobs/README.md), and its
+selftest (make lab-selftest, stage lava_lab)."""
 
+import contextlib
 import glob
+import json
 import os
 import re
+import shutil
 import signal
-import socket
 import subprocess
+import sys
 import time
-from typing import Callable, List, NamedTuple
+from pathlib import Path
+from typing import Callable, Dict, List, NamedTuple, Optional
 
-from . import common
-from .common import Fatal, ROOT, plib, shell, write_private
-from .server import LavaError, Server
+from . import DIRECT_ONLY, PYTHON, SCRIPTS, Error, ROOT, guestfs_env, kernelci
+from . import plib, read, write_private
+from perf_aux import shell
+from .submit import LavaError, Server
 
 LAB_DIR = os.path.join(plib.cache(), 'lab')
 RUN = os.path.join(LAB_DIR, 'run')
@@ -31,20 +34,20 @@ TOKEN = os.path.join(LAB_DIR, 'token')
 # What a system service gets from systemd: a clean environment.
 BASE_ENV = {'PATH': '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:'
                     '/sbin:/bin', 'LANG': 'C.UTF-8', 'LC_ALL': 'C.UTF-8'}
-# The selftest's jobs that need no kernel run user commands of the
-# device: one says hello, one takes longer than the selftest's bound for
-# stopping the worker under it.
+# perf_aux_lab_sleep outlasts the selftest's LAVA_WAIT (KILL_WAIT) for a
+# job under which the worker is killed; the others are submit's LAVA_WAIT.
 SLEEP_SECONDS = 150
-
+HELLO_WAIT = 300
+QEMU_WAIT = 1800
+KILL_WAIT = 60
+MESSAGE = re.compile(r'^(?:perf_aux: error: (submit: .*)|'
+                     r'(submit: infrastructure error: .*))$')
 
 def say(msg: str) -> None:
     print(f'lab: {msg}', flush=True)
 
-
 class Daemon(NamedTuple):
-    """A daemon as its unit starts it, ours by a pid file in RUN and marker
-    in its cmdline; group: stopped with its session (KillMode=
-    control-group) or alone (KillMode=process)."""
+    """A unit's daemon, ours by pid file and marker; group: KillMode."""
     name: str
     argv: List[str]
     marker: str
@@ -55,66 +58,48 @@ class Daemon(NamedTuple):
         return os.path.join(RUN, f'{self.name}.pid')
 
     def pid(self) -> int:
-        try:
-            with open(self.pidfile) as f:
-                return int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            return 0
+        return int(read(self.pidfile).strip() or 0)
 
     def running(self) -> bool:
-        """Its pid file's process is alive and is that daemon (not another
-        process that got the pid of a stale file)."""
-        pid = self.pid()
-        return bool(pid) and self.marker in cmdline(pid)
+        return bool(self.pid()) and self.marker in read(
+            f'/proc/{self.pid()}/cmdline').replace('\0', ' ')
 
     def start(self) -> None:
         if self.running():
-            say(f'{self.name} already running')
-            return
+            return say(f'{self.name} already running')
         with open(os.path.join(LOGS, f'{self.name}.out'), 'ab') as log:
-            try:
-                p = subprocess.Popen(self.argv, cwd='/', env=BASE_ENV,
-                                     stdin=subprocess.DEVNULL, stdout=log,
-                                     stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-            except OSError as e:
-                raise Fatal(f'lab: cannot start {self.name}: {e}') from None
-        with open(self.pidfile, 'w') as f:
-            f.write(f'{p.pid}\n')
+            p = subprocess.Popen(self.argv, cwd='/', env=BASE_ENV,
+                                 stdin=subprocess.DEVNULL, stdout=log,
+                                 stderr=subprocess.STDOUT,
+                                 start_new_session=True)
+        Path(self.pidfile).write_text(f'{p.pid}\n')
         time.sleep(1)
         if p.poll() is not None or not self.running():
-            raise Fatal(f'lab: {self.name} exited at once (see '
+            raise Error(f'lab: {self.name} exited at once (see '
                         f'{LOGS}/{self.name}.out)')
         say(f'{self.name} started, pid {p.pid}')
 
     def stop(self, timeout: int = 20) -> None:
-        """TERM (systemd's KillSignal), then KILL after timeout; only our
-        pid file's."""
+        """TERM (systemd's KillSignal), then KILL after timeout."""
         pid, was = self.pid(), self.running()
         for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5)):
-            if not self.running():
-                break
-            try:
-                (os.killpg if self.group else os.kill)(pid, sig)
-            except OSError:
-                pass
+            if self.running():
+                with contextlib.suppress(OSError):
+                    (os.killpg if self.group else os.kill)(pid, sig)
             deadline = time.time() + wait
             while self.running() and time.time() < deadline:
                 time.sleep(0.5)
         if self.running():
-            raise Fatal(f'lab: {self.name} (pid {pid}) did not stop')
-        if os.path.exists(self.pidfile):
-            os.remove(self.pidfile)
+            raise Error(f'lab: {self.name} (pid {pid}) did not stop')
         if was:
-            try:
+            with contextlib.suppress(OSError):
                 os.waitpid(pid, os.WNOHANG)  # ours: reaped, not a zombie
-            except OSError:
-                pass
             say(f'{self.name} stopped')
+        with contextlib.suppress(OSError):
+            os.remove(self.pidfile)
 
-
-# The units' ExecStart= with this lab's values: gunicorn on 127.0.0.1, two
-# workers (two cores); no lava-publisher, so the worker polls, every 5 s.
+# The units' ExecStart= with this lab's values: no lava-publisher, so the
+# worker polls, every 5 s.
 GUNICORN = Daemon('gunicorn', [
     '/usr/bin/gunicorn3', 'lava_server.wsgi', '--log-level', 'INFO',
     '--log-file', f'{LOGS}/gunicorn.log', '-u', 'lavaserver', '-g',
@@ -129,267 +114,143 @@ WORKER_DAEMON = Daemon('lava-worker', [
     '--worker-dir', f'{LAB_DIR}/worker', '--log-file',
     f'{LOGS}/lava-worker.log', '--ping-interval', '5'], LAB_DIR, False)
 
-
-def cmdline(pid: int) -> str:
-    try:
-        with open(f'/proc/{pid}/cmdline', 'rb') as f:
-            return f.read().replace(b'\0', b' ').decode(errors='replace')
-    except OSError:
-        return ''
-
-
 def manage(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
-    """lava-server manage as lavaserver, as postinst.py runs it (nothing
-    it creates becomes root's); its output captured: some commands print
-    secrets, which go to 0600 files only."""
-    return subprocess.run(['timeout', str(timeout), 'runuser', '-u',
-                           'lavaserver', '--', 'lava-server', 'manage',
-                           *args], capture_output=True, text=True)
-
+    """lava-server manage as lavaserver, its output (secrets too) captured."""
+    return plib.run(['timeout', str(timeout), 'runuser', '-u', 'lavaserver',
+                     '--', 'lava-server', 'manage', *args],
+                    stdout=plib.PIPE, stderr=plib.DEVNULL)
 
 def managed(what: str, check: List[str], *add: str) -> None:
     """manage ADD... unless manage CHECK... says it is there already."""
     if manage(*check).returncode and manage(*add).returncode:
-        raise Fatal(f'lab: cannot {what}')
+        raise Error(f'lab: cannot {what}')
 
-
-def quiet(ok: Callable[[], bool]) -> bool:
+def quiet(ok: Callable[[], object]) -> object:
     try:
         return ok()
     except (LavaError, OSError, KeyError, ValueError, TypeError):
         return False
 
-
-def wait_for(secs: int, what: str, ok: Callable[[], bool]) -> None:
+def wait_for(secs: int, what: str, ok: Callable[[], object]) -> None:
     deadline = time.time() + secs
     while not quiet(ok):
         if time.time() >= deadline:
-            raise Fatal(f'lab: {what}: not within {secs} s (logs in {LOGS})')
+            raise Error(f'lab: {what}: not within {secs} s (logs in {LOGS})')
         time.sleep(2)
-
-
-def listening(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(2)
-        return s.connect_ex(('127.0.0.1', port)) == 0
-
 
 def lava() -> Server:
     """The lab's server as its perf_aux user (OSError without a token)."""
-    with open(TOKEN) as f:
-        return Server(URL, LAB_USER, ''.join(f.read().split()))
-
+    return Server(URL, LAB_USER, ''.join(Path(TOKEN).read_text().split()))
 
 def devices_idle() -> bool:
-    server = lava()
-    return all(server.state('device', d) == 'Idle' for d in DEVICES)
-
-
-# ---- start --------------------------------------------------------------
-
-def require_root() -> None:
-    if os.geteuid():
-        raise Fatal('lab: run as root (apt-get, PostgreSQL, lava-server)')
-
-
-def pg_cluster() -> List[str]:
-    """[version, name, status] of the newest cluster, or []."""
-    out = subprocess.run(['pg_lsclusters', '-h'], capture_output=True,
-                         text=True).stdout.splitlines()
-    rows = sorted((line.split() for line in out if line.strip()),
-                  key=lambda r: [int(x) for x in re.findall(r'\d+', r[0])])
-    return [rows[-1][0], rows[-1][1], rows[-1][3]] if rows else []
-
-
-def postmaster_pid(version: str, name: str) -> str:
-    data = subprocess.run(['pg_conftool', '-s', version, name, 'show',
-                           'data_directory'], capture_output=True,
-                          text=True).stdout.strip()
-    try:
-        with open(os.path.join(data, 'postmaster.pid')) as f:
-            return f.readline().strip()
-    except OSError:
-        return ''
-
-
-def ours_postgresql() -> List[str]:
-    """[version, name] of the postmaster start started, if it runs."""
-    try:
-        with open(os.path.join(RUN, 'postgresql')) as f:
-            version, name, pid = f.read().split()
-    except (OSError, ValueError):
-        return []
-    return [version, name] if postmaster_pid(version, name) == pid else []
-
-
-def start_postgresql() -> None:
-    """PostgreSQL by its init script, unless it runs (then stop leaves
-    it running)."""
-    cluster = pg_cluster()
-    if not cluster:
-        raise Fatal('lab: no PostgreSQL cluster (pg_lsclusters)')
-    version, name, state = cluster
-    if state == 'online':
-        if not ours_postgresql():
-            say(f'PostgreSQL {version}/{name} already running: left as it is')
-        return
-    if common.run(['service', 'postgresql', 'start'], timeout=120) or \
-            pg_cluster()[2:] != ['online']:
-        raise Fatal(f'lab: PostgreSQL {version}/{name} did not start '
-                    '(/var/log/postgresql/)')
-    with open(os.path.join(RUN, 'postgresql'), 'w') as f:
-        f.write(f'{version} {name} {postmaster_pid(version, name)}\n')
-    say(f'PostgreSQL {version}/{name} started (service postgresql start)')
-
-
-def setup_database() -> None:
-    """The database and lava-server's configuration by its own
-    postinst.py, which skipped them when the package was installed with
-    PostgreSQL down (a machine without systemd)."""
-    if os.path.isfile(f'{LAVA_ETC}/settings.d/00-database.yaml') and \
-            not manage('migrate', '--check').returncode:
-        return
-    say('creating the database and applying migrations')
-    log = os.path.join(LOGS, 'postinst.log')
-    if common.run([common.PYTHON, '/usr/share/lava-server/postinst.py',
-                   '--config', '--db', '--fixup'], log=log, timeout=1200):
-        raise Fatal(f'lab: lava-server postinst.py failed (see {log})')
-
-
-def setup_user() -> None:
-    """The perf_aux superuser, its API token (TOKEN, 0600) and the lavacli
-    identity "perf_aux" (LAB_DIR/config/lavacli.yaml) that uses it."""
-    managed(f'create user {LAB_USER}', ['users', 'details', LAB_USER],
-            'users', 'add', LAB_USER, '--staff', '--superuser')
-    token = ''
-    if os.path.isfile(TOKEN):
-        with open(TOKEN) as f:
-            token = f.read().strip()
-    listed = manage('tokens', 'list', '--user', LAB_USER, '--csv').stdout
-    if not token or token not in listed:
-        p = manage('tokens', 'add', '--user', LAB_USER, '--description',
-                   'perf_aux lab')
-        token = p.stdout.strip()
-        if p.returncode or not token:
-            raise Fatal(f'lab: cannot create a token for {LAB_USER}')
-        write_private(TOKEN, token + '\n')
-    os.makedirs(os.path.join(LAB_DIR, 'config'), mode=0o700, exist_ok=True)
-    write_private(os.path.join(LAB_DIR, 'config', 'lavacli.yaml'),
-                  f'{LAB_USER}:\n  uri: {URL}/RPC2\n  username: {LAB_USER}\n'
-                  f'  token: {token}\n')
-
-
-def setup_worker() -> None:
-    """The worker, its token in LAB_DIR/worker/token (0600), and its jobs'
-    environment: lava-server's env.yaml purges the worker's own, and
-    libguestfs needs a kernel and TCG here (as in checks.py)."""
-    cache = os.path.join(plib.cache(), 'lava')
-    managed(f'add worker {WORKER}', ['workers', 'details', WORKER],
-            'workers', 'add', WORKER, '--description', 'perf_aux lab')
-    for d in ('worker', 'tmp'):
-        os.makedirs(os.path.join(LAB_DIR, d), exist_ok=True)
-    m = re.search(r'(?m)^token *: *(\S+)', manage('workers', 'details',
-                                                   WORKER).stdout)
-    if not m:
-        raise Fatal(f'lab: no token for worker {WORKER}')
-    write_private(os.path.join(LAB_DIR, 'worker', 'token'), m.group(1) + '\n')
-    d = os.path.join(LAVA_ETC, 'dispatcher.d', WORKER)
-    os.makedirs(d, exist_ok=True)
-    kernel = sorted(glob.glob(f'{cache}/supermin/boot/vmlinuz-*'))[:1]
-    modules = sorted(glob.glob(f'{cache}/supermin/lib/modules/*'))[:1]
-    with open(os.path.join(d, 'env.yaml'), 'w') as f:
-        f.write(f"""\
-# Written by perf_aux scripts/perf_aux_lava/lab.py: the environment of the
-# jobs of worker {WORKER} (lava-server's env.yaml, plus libguestfs').
-purge: true
-overrides:
-  LC_ALL: C.UTF-8
-  LANG: C
-  PATH: /usr/local/bin:/usr/local/sbin:/bin:/usr/bin:/usr/sbin:/sbin
-  HOME: /root
-  TMPDIR: {LAB_DIR}/tmp
-  SUPERMIN_KERNEL: {''.join(kernel)}
-  SUPERMIN_MODULES: {''.join(modules)}
-  LIBGUESTFS_BACKEND: direct
-  LIBGUESTFS_BACKEND_SETTINGS: force_tcg
-  LIBGUESTFS_CACHEDIR: {cache}/guestfs
-""")
-    os.makedirs(os.path.join(cache, 'guestfs'), exist_ok=True)
-
-
-def device_dict(n: int) -> str:
-    """The dictionary of qemu-0N: scripts/lava/devices' QEMU device with
-    its own MAC address, QEMU's user network restricted (the guest
-    reaches nothing outside), and the user commands."""
-    with open(os.path.join(ROOT, 'scripts', 'lava', 'devices',
-                           'perf-aux-qemu01.jinja2')) as f:
-        text = f.read().replace('52:54:00:12:34:59', f'52:54:00:12:34:6{n}')
-    return text + f"""\
-{{# lab.py: no traffic leaves the guest; commands for no-kernel jobs #}}
-{{% set netdevice = 'user,restrict=on' %}}
-{{% set user_commands = {{'perf_aux_lab_hello': {{'do': 'uname -sm'}},
-                        'perf_aux_lab_sleep': {{'do': 'sleep {SLEEP_SECONDS}'}}}} %}}
-"""
-
-
-def setup_devices() -> None:
-    managed('add device type qemu', ['device-types', 'details', 'qemu'],
-            'device-types', 'add', 'qemu')
-    for dev in DEVICES:
-        path = f'{LAVA_ETC}/dispatcher-config/devices/{dev}.jinja2'
-        with open(path, 'w') as f:
-            f.write(device_dict(int(dev[-1])))
-        subprocess.run(['chown', 'lavaserver:lavaserver', path], check=True)
-        managed(f'add device {dev}', ['devices', 'details', dev],
-                'devices', 'add', dev, '--device-type', 'qemu', '--worker',
-                WORKER, '--description', 'perf_aux lab QEMU')
-        if manage('devices', 'update', dev, '--worker', WORKER, '--health',
-                  'GOOD').returncode:
-            raise Fatal(f'lab: cannot set device {dev} healthy')
-
+    return all(lava().state('device', d) == 'Idle' for d in DEVICES)
 
 def start_worker() -> None:
     WORKER_DAEMON.start()
     wait_for(120, f'worker {WORKER} online',
              lambda: lava().state('worker', WORKER) == 'Online')
 
-
 def start() -> None:
     begin = time.time()
-    require_root()
+    if os.geteuid():
+        raise Error('lab: run as root (apt-get, PostgreSQL, lava-server)')
     os.makedirs(RUN, exist_ok=True)
     os.makedirs(LOGS, exist_ok=True)
     with shell.stage_block('lab: packages'):
         log = os.path.join(LOGS, 'deps.log')
-        if common.run(plib.perf_aux('deps', 'lab'), log=log, timeout=1800):
-            raise Fatal(f'lab: perf_aux deps lab failed (see {log})')
-        with open(log) as f:
-            for line in f:
-                if line.startswith('installing:'):
-                    say(line.strip())
-    subprocess.run(['chown', 'lavaserver:lavaserver', LOGS], check=True)
+        if plib.status(plib.perf_aux('deps', 'lab'), log=log, timeout=1800):
+            raise Error(f'lab: perf_aux deps lab failed (see {log})')
+        for line in read(log).splitlines():
+            if line.startswith('installing:'):
+                say(line.strip())
+    plib.run(['chown', 'lavaserver:lavaserver', LOGS], check=True)
     with shell.stage_block('lab: PostgreSQL'):
-        start_postgresql()
-    with shell.stage_block('lab: database'):
-        setup_database()
-    with shell.stage_block('lab: user, worker, devices'):
-        setup_user()
-        setup_worker()
-        setup_devices()
+        if ' online ' not in plib.text(['pg_lsclusters', '-h']):
+            if plib.status(['service', 'postgresql', 'start'], timeout=120) \
+                    or ' online ' not in plib.text(['pg_lsclusters', '-h']):
+                raise Error('lab: PostgreSQL did not start '
+                            '(pg_lsclusters, /var/log/postgresql/)')
+            Path(RUN, 'postgresql').touch()
+            say('PostgreSQL started (service postgresql start)')
+        elif not os.path.exists(os.path.join(RUN, 'postgresql')):
+            say('PostgreSQL already running: left as it is')
+    with shell.stage_block('lab: database, user, worker, devices'):
+        setup()
     with shell.stage_block('lab: daemons'):
-        if not GUNICORN.running() and listening(PORT):
-            raise Fatal(f'lab: port {PORT} is taken (PERF_AUX_LAB_PORT)')
         GUNICORN.start()
         wait_for(180, f'lava-server on {URL}',
-                 lambda: bool(Server(URL)('system', 'version')))
+                 lambda: Server(URL)('system', 'version'))
         SCHEDULER.start()
         start_worker()
         wait_for(120, f'devices {" ".join(DEVICES)} idle', devices_idle)
     say(f'started in {time.time() - begin:.0f} s: {URL}/ (lavacli: '
         f'XDG_CONFIG_HOME={LAB_DIR}/config lavacli -i {LAB_USER} ...)')
 
+def setup() -> None:
+    """The database and configuration (postinst.py skipped them with
+    PostgreSQL down), the perf_aux user, its token, the worker, the devices."""
+    if not os.path.isfile(f'{LAVA_ETC}/settings.d/00-database.yaml') or \
+            manage('migrate', '--check').returncode:
+        say('creating the database and applying migrations')
+        log = os.path.join(LOGS, 'postinst.log')
+        if plib.status([PYTHON, '/usr/share/lava-server/postinst.py',
+                        '--config', '--db', '--fixup'], log=log,
+                       timeout=1200):
+            raise Error(f'lab: lava-server postinst.py failed (see {log})')
+    managed(f'create user {LAB_USER}', ['users', 'details', LAB_USER],
+            'users', 'add', LAB_USER, '--staff', '--superuser')
+    token = read(TOKEN).strip()
+    if not token or token not in manage('tokens', 'list', '--user', LAB_USER,
+                                        '--csv').stdout:
+        p = manage('tokens', 'add', '--user', LAB_USER, '--description',
+                   'perf_aux lab')
+        token = p.stdout.strip()
+        if p.returncode or not token:
+            raise Error(f'lab: cannot create a token for {LAB_USER}')
+        write_private(TOKEN, token + '\n')
+    os.makedirs(os.path.join(LAB_DIR, 'config'), mode=0o700, exist_ok=True)
+    write_private(os.path.join(LAB_DIR, 'config', 'lavacli.yaml'),
+                  f'{LAB_USER}:\n  uri: {URL}/RPC2\n  username: {LAB_USER}\n'
+                  f'  token: {token}\n')
+    managed(f'add worker {WORKER}', ['workers', 'details', WORKER],
+            'workers', 'add', WORKER, '--description', 'perf_aux lab')
+    m = re.search(r'(?m)^token *: *(\S+)', manage('workers', 'details',
+                                                   WORKER).stdout)
+    if not m:
+        raise Error(f'lab: no token for worker {WORKER}')
+    for d in ('worker', 'tmp', f'{LAVA_ETC}/dispatcher.d/{WORKER}'):
+        os.makedirs(os.path.join(LAB_DIR, d), exist_ok=True)
+    write_private(os.path.join(LAB_DIR, 'worker', 'token'), m[1] + '\n')
+    # The jobs' environment: lava-server's env.yaml (which purges the
+    # worker's own) and libguestfs' (JSON is YAML).
+    Path(LAVA_ETC, 'dispatcher.d', WORKER, 'env.yaml').write_text(json.dumps(
+        {'purge': True, 'overrides': dict(
+            LC_ALL='C.UTF-8', LANG='C', HOME='/root', PATH='/usr/local/bin:'
+            '/usr/local/sbin:/bin:/usr/bin:/usr/sbin:/sbin',
+            **guestfs_env(f'{LAB_DIR}/tmp'))}, indent=1) + '\n')
+    managed('add device type qemu', ['device-types', 'details', 'qemu'],
+            'device-types', 'add', 'qemu')
+    for dev in DEVICES:
+        path = f'{LAVA_ETC}/dispatcher-config/devices/{dev}.jinja2'
+        Path(path).write_text(device_dict(int(dev[-1])))
+        plib.run(['chown', 'lavaserver:lavaserver', path], check=True)
+        managed(f'add device {dev}', ['devices', 'details', dev],
+                'devices', 'add', dev, '--device-type', 'qemu', '--worker',
+                WORKER, '--description', 'perf_aux lab QEMU')
+        if manage('devices', 'update', dev, '--worker', WORKER, '--health',
+                  'GOOD').returncode:
+            raise Error(f'lab: cannot set device {dev} healthy')
 
-# ---- status and stop ----------------------------------------------------
+def device_dict(n: int) -> str:
+    """qemu-0N: scripts/lava/devices' QEMU, its own MAC, no traffic out."""
+    return read(os.path.join(ROOT, 'scripts', 'lava', 'devices',
+                             'perf-aux-qemu01.jinja2')).replace(
+        '52:54:00:12:34:59', f'52:54:00:12:34:6{n}') + f"""\
+{{# lab.py: no traffic leaves the guest; commands for no-kernel jobs #}}
+{{% set netdevice = 'user,restrict=on' %}}
+{{% set user_commands = {{'perf_aux_lab_hello': {{'do': 'uname -sm'}},
+                        'perf_aux_lab_sleep': {{'do': 'sleep {SLEEP_SECONDS}'}}}} %}}
+"""
 
 def status() -> int:
     try:
@@ -401,91 +262,236 @@ def status() -> int:
     bad = 0
     for what, name, good in ([('worker', WORKER, 'Online')] +
                              [('device', d, 'Idle') for d in DEVICES]):
-        try:
-            d = lava().json(f'{what}s', 'show', name)
-        except (LavaError, OSError):
-            say(f'{what} {name}: unknown to the server')
-            bad = 1
-            continue
-        say(f'{what} {name}: {d["state"]}, {d["health"]}')
-        bad |= d['state'] != good
+        d = quiet(lambda: lava().json(f'{what}s', 'show', name)) or {}
+        say(f'{what} {name}: ' + (f'{d["state"]}, {d["health"]}' if d else
+                                  'unknown to the server'))
+        bad |= d.get('state') != good
     return bad
 
-
 def children(pid: int) -> List[int]:
-    kids = []
-    for stat in glob.glob('/proc/[0-9]*/stat'):
-        try:
-            with open(stat) as f:
-                fields = f.read().rsplit(')', 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[1]) == pid:
-            kids.append(int(stat.split('/')[2]))
-    return kids
-
+    return [int(p) for p in plib.text(['pgrep', '-P', str(pid)]).split()]
 
 def descendants(pid: int) -> List[int]:
     """pid's processes below it, deepest first."""
-    found: List[int] = []
-    for child in children(pid):
-        found += descendants(child) + [child]
-    return found
-
+    return [p for child in children(pid) for p in descendants(child) + [child]]
 
 def alive(pid: int) -> bool:
-    try:
-        with open(f'/proc/{pid}/stat') as f:
-            return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
-    except (OSError, IndexError):
-        return False
-
-
-def stop_jobs() -> None:
-    """The jobs of our worker: its lava-run children (each in its own
-    process group, its QEMU in another).  TERM is lava-run's cancel: it
-    stops QEMU and cleans up; whatever is left after 60 s is killed."""
-    if not WORKER_DAEMON.running():
-        return
-    for pid in children(WORKER_DAEMON.pid()):
-        tree = descendants(pid)
-        m = re.search(r'job: ([0-9]+)', cmdline(pid))
-        say(f'cancelling lava-run {pid} (job {m.group(1) if m else ""})')
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except OSError:
-            continue
-        deadline = time.time() + 60
-        while alive(pid) and time.time() < deadline:
-            time.sleep(1)
-        for p in [pid] * alive(pid) + tree:
-            try:
-                os.kill(p, signal.SIGKILL)
-            except OSError:
-                pass
-
+    return read(f'/proc/{pid}/stat').rsplit(')', 1)[-1].split()[:1] not in (
+        [], ['Z'])
 
 def stop() -> None:
+    """What start started, the lava-run jobs first (TERM: their cancel)."""
     begin = time.time()
-    require_root()
-    stop_jobs()
+    if os.geteuid():
+        raise Error('lab: run as root (apt-get, PostgreSQL, lava-server)')
+    worker = WORKER_DAEMON.pid() if WORKER_DAEMON.running() else 0
+    runs = children(worker) if worker else []
+    tree = descendants(worker) if worker else []
+    for pid in runs:
+        m = re.search(r'job: ([0-9]+)', read(f'/proc/{pid}/cmdline'))
+        say(f'cancelling lava-run {pid} (job {m[1] if m else ""})')
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.time() + 60
+    while any(map(alive, runs)) and time.time() < deadline:
+        time.sleep(1)
+    for pid in tree:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
     for daemon in (WORKER_DAEMON, SCHEDULER, GUNICORN):
         daemon.stop()
-    cluster = ours_postgresql()
-    if cluster:
-        if common.run(['service', 'postgresql', 'stop'], timeout=90):
-            raise Fatal(f'lab: PostgreSQL {"/".join(cluster)} did not stop')
-        say(f'PostgreSQL {"/".join(cluster)} stopped (service postgresql '
-            'stop)')
     if os.path.exists(os.path.join(RUN, 'postgresql')):
+        if plib.status(['service', 'postgresql', 'stop'], timeout=90):
+            raise Error('lab: PostgreSQL did not stop')
         os.remove(os.path.join(RUN, 'postgresql'))
+        say('PostgreSQL stopped (service postgresql stop)')
     say(f'stopped in {time.time() - begin:.0f} s')
 
+def command_job(name: str, command: str, **extra: int) -> str:
+    """A job of one user command of the device, nothing booted (JSON: YAML)."""
+    return json.dumps({
+        'device_type': 'qemu', 'job_name': f'perf_aux lab {name}',
+        'timeouts': {'job': {'minutes': 5}, 'action': {'minutes': 4}},
+        'priority': 'medium', 'visibility': 'public',
+        'actions': [{'command': {'name': command}}], **extra}, indent=1)
+
+def message(out: str) -> str:
+    """submit's last one-line reason for failing, in the file out."""
+    return ([m[1] or m[2] for m in map(MESSAGE.match, read(out).splitlines())
+             if m] or [''])[-1]
+
+class Selftest:
+    """Its check lines ("ok - lava: lab: ..."), its files in out/lab/."""
+
+    def __init__(self) -> None:
+        self.dir = os.path.join(plib.out(), 'lab')
+        self.bad = False
+
+    def check(self, ok: bool, what: str) -> None:
+        print(f'{"ok" if ok else "not ok"} - lava: lab: {what}', flush=True)
+        self.bad |= not ok
+
+    def skip(self, what: str, why: str) -> None:
+        print(f'ok - lava: lab: {what} # SKIP {why}', flush=True)
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.dir, name)
+
+    def job(self, name: str, command: str, **extra: int) -> str:
+        Path(self.path(f'{name}.yaml')).write_text(
+            command_job(name, command, **extra))
+        return self.path(f'{name}.yaml')
+
+    def submit(self, out: str, args: List[str], env: Dict[str, str],
+               during: Optional[Callable[[], bool]] = None) -> int:
+        """make submit's exit status (during() every 2 s until true)."""
+        with open(out, 'w') as f:
+            p = subprocess.Popen(
+                [sys.executable, '-m', 'perf_aux_lava', 'submit', *args],
+                env={**os.environ, 'LAB': URL, 'PYTHONPATH': SCRIPTS,
+                     'PERF_AUX_OUT': self.dir, **env},
+                stdout=f, stderr=subprocess.STDOUT)
+        while during and p.poll() is None and not quiet(during):
+            time.sleep(2)
+        rc = p.wait()
+        print(''.join(f'# {line}\n' for line in read(out).splitlines()),
+              end='')
+        return rc
+
+    def fault(self, what: str, want: int, pattern: str, args: List[str],
+              env: Dict[str, str], during: Optional[Callable] = None) -> str:
+        """submit exits want, saying why, with no results: its output."""
+        out = self.path(f'fault-{want}-{time.time_ns()}.out')
+        rc = self.submit(out, args, env, during)
+        line = message(out)
+        ok = rc == want and re.search(pattern, line) and not glob.glob(
+            self.path('results/*'))
+        self.check(bool(ok), f'{what}: exit {rc}, "{line}"' + (
+            '' if ok else f' (wanted exit {want}, /{pattern}/, no results)'))
+        return out
+
+    def worker_killed(self) -> None:
+        """lava-worker killed under a job; started again, it cancels it."""
+        def kill() -> bool:
+            if not any(lava().state('device', d) == 'Running'
+                       for d in DEVICES):
+                return False
+            say(f'a job running: killing lava-worker, pid '
+                f'{WORKER_DAEMON.pid()}')
+            os.kill(WORKER_DAEMON.pid(), signal.SIGKILL)
+            return True
+        out = self.fault('lava-worker killed mid-job', 3,
+                         f'not finished within {KILL_WAIT} s.*canceled',
+                         [self.job('sleep', 'perf_aux_lab_sleep')],
+                         {'LAVA_WAIT': str(KILL_WAIT)}, kill)
+        m = re.search(r'(?m)^submit: job ([0-9]+) submitted', read(out))
+        begin = time.time()
+        try:
+            start_worker()
+            wait_for(120, f'job {m and m[1]} Canceled, devices Idle',
+                     lambda: lava().json('jobs', 'show', m[1])['health'] ==
+                     'Canceled' and devices_idle())
+        except Error as e:
+            return self.check(False, f'lava-worker started again: {e}')
+        self.check(True, f'lava-worker started again: job {m[1]} Canceled '
+                   f'after {time.time() - begin:.0f} s, devices Idle')
+
+    def compare(self, run: str) -> None:
+        """The lab's results of run equal the direct run's case by case."""
+        direct = os.path.join(os.environ.get('PERF_AUX_LAB_DIRECT') or
+                              os.path.join(plib.out(), 'results'), run)
+        what = f'{run} through the lab equals the direct run'
+        mine = self.path(os.path.join('results', run))
+        if not os.path.isdir(mine):
+            return self.check(False, f'{run} through the lab: no results in '
+                              f'{mine}')
+        if not glob.glob(os.path.join(direct, '*.ktap')):
+            return self.skip(what, f'no direct run in {direct}')
+        unrun = [os.path.basename(f)[:-len('.ktap')]
+                 for f in sorted(glob.glob(os.path.join(mine, '*.ktap')))
+                 if not os.path.isfile(os.path.join(
+                     direct, os.path.basename(f)))]
+        argv = plib.perf_aux('results', 'flakes', python=PYTHON)
+        for suite in unrun + list(DIRECT_ONLY):
+            argv += ['--except', suite]
+        p = plib.run(argv + [mine, direct], stdout=plib.PIPE)
+        Path(self.path(f'{run}.flakes')).write_text(p.stdout)
+        ok = not p.returncode and '\nlava: job ' in read(
+            os.path.join(mine, 'source.txt'))
+        lines = p.stdout.splitlines()
+        line = (lines or [''])[-1] + (
+            f'; {len(unrun)} programs the direct run did not run left out'
+            if unrun else '')
+        self.check(ok, f'{what} case by case ({line}; '
+                   f"{', '.join(DIRECT_ONLY)} (the direct run's only) left "
+                   'out)')
+        if not ok:
+            for f in [x for x in lines if x.startswith('flaky')][:20]:
+                print('# ' + f)
+
+    def run(self, qemu: bool) -> None:
+        base = os.environ.get('BASE') or plib.default_base()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(self.dir)
+        begin = time.time()
+        start()
+        self.check(True, f'started in {time.time() - begin:.0f} s: '
+                   f'lava-server, lava-worker, PostgreSQL on {URL}/')
+        hello = self.job('hello', 'perf_aux_lab_hello')
+        begin = time.time()
+        rc = self.submit(f'{hello}.out', [hello],
+                         {'LAVA_WAIT': str(HELLO_WAIT)})
+        self.check(rc == 0, 'a job needing no kernel Complete, its results '
+                   f'through the API ({time.time() - begin:.0f} s)')
+        self.fault("a job the server's schema rejects", 2,
+                   'refused .*HTTP 400.*extra keys not allowed',
+                   [self.job('rejected', 'perf_aux_lab_hello',
+                             perf_aux_not_a_key=1)], {})
+        self.fault('a wrong token', 2, r'refused the token \(HTTP 401',
+                   [hello], {'LAVA_TOKEN': 'perf-aux-not-a-token'})
+        build = os.path.join(plib.cache(), 'trees', f'{base}-reference',
+                             '.build-arm64-4k')
+        if os.path.isfile(os.path.join(build, 'arch/arm64/boot/Image.gz')):
+            self.fault('a run whose job ends Incomplete (its kernel\'s URL '
+                       'leads nowhere)', 3,
+                       r'infrastructure error: job [0-9]+ \(reference-.*'
+                       'Incomplete', [f'reference-{base}-arm64-4k'],
+                       {'LAVA_WAIT': str(HELLO_WAIT),
+                        'LAVA_ARTIFACTS_URL': 'file:///nonexistent/perf_aux'})
+        else:
+            self.skip('a run whose job ends Incomplete',
+                      f'no reference arm64-4k build in {build}')
+        self.worker_killed()
+        if not qemu:
+            return
+        runs = (os.environ.get('PERF_AUX_LAB_RUNS') or
+                f'reference-{base}-arm64-4k').split()
+        begin = time.time()
+        out = self.path('runs.out')
+        rc = self.submit(out, runs, {'LAVA_WAIT': str(QEMU_WAIT)})
+        self.check(rc == 0, f'{" ".join(runs)} through the lab: Complete, '
+                   f'results collected ({time.time() - begin:.0f} s)')
+        for run in runs:
+            self.compare(run)
+        kernelci.run(self, base)
 
 def main(args: List[str]) -> int:
+    if args[:1] == ['selftest']:
+        t = Selftest()
+        try:
+            t.run(args[1:] == ['qemu'])
+        except Error as e:
+            t.check(False, f'selftest ended early: {e}')
+        finally:
+            try:
+                stop()
+            except Error as e:
+                plib.error(str(e))
+                t.bad = True
+        return 1 if t.bad else 0
     command = {'start': start, 'status': status, 'stop': stop}.get(
         args[0] if len(args) == 1 else '')
     if not command:
-        raise Fatal('lab: usage: python3 -m perf_aux_lava lab '
-                    'start|status|stop|selftest [qemu]|submit RUN|JOB.yaml...')
+        raise Error('lab: usage: python3 -m perf_aux_lava lab '
+                    'start|status|stop|selftest [qemu]')
     return command() or 0

@@ -22,10 +22,8 @@ BUSYBOX = '/bin/busybox'
 # What LAVA's helpers would signal, one line a call.
 STUB = '#!/bin/sh\necho "$(basename "$0") $*" >> "$LAVA_CALLS"\n'
 
-
 def ktap(text: str) -> str:
     return textwrap.dedent(text).lstrip('\n')
-
 
 class Device:
     """A PATH of busybox applets and LAVA stand-ins, as on the ramdisk."""
@@ -79,7 +77,6 @@ class Device:
 
     def close(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
-
 
 KUNIT_NESTED = ktap('''
     KTAP version 1
@@ -139,7 +136,6 @@ KUNIT_CRASH = ktap('''
 
 # The usual crash: the kernel's output stops inside a parameterised case.
 KUNIT_CRASH_EOF = KUNIT_CRASH.split('    ok 1 vmap_granule_lookup_test')[0]
-
 
 @unittest.skipUnless(os.access(BUSYBOX, os.X_OK), 'no /bin/busybox')
 class ConverterTest(unittest.TestCase):
@@ -278,7 +274,6 @@ class ConverterTest(unittest.TestCase):
         finally:
             dev.close()
 
-
 # The kselftest runner's output for one binary, as 6.12's runner.sh
 # prints it (the binary's KTAP behind "# ", written through a second open
 # of /dev/stdout).
@@ -304,7 +299,6 @@ case $rc in
 *) echo "not ok 1 selftests: perf_aux: $bin # exit=$rc" ;;
 esac
 '''
-
 
 @unittest.skipUnless(os.access(BUSYBOX, os.X_OK), 'no /bin/busybox')
 class KselftestModeTest(unittest.TestCase):
@@ -373,7 +367,6 @@ class KselftestModeTest(unittest.TestCase):
         self.assertEqual(cases['perf_aux.perf_aux_alloc.suite'], 'fail')
         self.assertEqual(cases['perf_aux.vmap_granule.suite'], 'fail')
         self.assertEqual(len(cases), 8)
-
 
 if __name__ == '__main__':
     unittest.main()

@@ -22,7 +22,6 @@ URLS = {'kernel': 'file:///s/Image', 'modules': 'file:///s/modules.tar.xz',
         'ramdisk': 'file:///s/rootfs.cpio.gz',
         'testdefs': 'file:///s/test-definitions'}
 
-
 def job():
     return {
         'job_name': '[None] 0123 kselftest-perf-aux v7.3-rc7',
@@ -46,7 +45,6 @@ def job():
                  'revision': 'master', 'path': kernelci.TESTDEF,
                  'parameters': {'TST_CMDFILES': 'perf_aux'}}]}}]}
 
-
 class AdaptTest(unittest.TestCase):
     def test_only_what_points_off_the_machine_changes(self) -> None:
         j = job()
@@ -66,7 +64,6 @@ class AdaptTest(unittest.TestCase):
         self.assertNotIn('notify', j)
         self.assertEqual(6, len(changes))
 
-
 GOOD = ['0_timesync-off.timesync-off pass',
         '1_kselftest-perf-aux.shardfile-perf_aux pass',
         '1_kselftest-perf-aux.perf_aux_map_test_global_aux_before_data_area '
@@ -74,7 +71,6 @@ GOOD = ['0_timesync-off.timesync-off pass',
         '1_kselftest-perf-aux.perf_aux_map_test pass',
         '1_kselftest-perf-aux.perf_aux_hw_trace_test_no_arm_spe_0_PMU skip',
         'lava.job pass']
-
 
 class JudgedTest(unittest.TestCase):
     def test_cases_of_the_definition_only(self) -> None:
@@ -103,7 +99,6 @@ class JudgedTest(unittest.TestCase):
         got = kernelci.results(GOOD[2:])
         self.assertEqual(['shardfile-perf_aux absent'],
                          kernelci.judged(got, ['map_test']))
-
 
 if __name__ == '__main__':
     unittest.main()

@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Host tests of the local lab's pieces that need no lab
-(scripts/perf_aux_lava: lab, selftest): a daemon started and stopped by
-its pid file, the device dictionaries and the selftest's jobs and message
-lines."""
+"""Host tests of the local lab's pieces that need no lab: a daemon started
+and stopped by its pid file, the device dictionaries, the selftest's jobs
+and message lines, its fault checks against a fake server."""
 
 import os
 import shutil
@@ -12,12 +11,14 @@ import sys
 import tempfile
 import time
 import unittest
+from contextlib import redirect_stdout
+from io import StringIO
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from perf_aux_lava import lab, selftest  # noqa: E402
+from perf_aux_lava import lab  # noqa: E402
 
 class DaemonTest(unittest.TestCase):
     def setUp(self) -> None:
@@ -50,7 +51,6 @@ class DaemonTest(unittest.TestCase):
         self.assertFalse(lab.WORKER_DAEMON.group)  # KillMode=process
         self.assertIn(f'127.0.0.1:{lab.PORT}', lab.GUNICORN.argv)
 
-
 class PartsTest(unittest.TestCase):
     def test_device_dict(self) -> None:
         text = lab.device_dict(2)
@@ -64,8 +64,8 @@ class PartsTest(unittest.TestCase):
             import yaml
         except ImportError:
             self.skipTest('no python3-yaml')
-        job = yaml.safe_load(selftest.command_job(
-            'rejected', 'perf_aux_lab_hello', 'perf_aux_not_a_key: 1'))
+        job = yaml.safe_load(lab.command_job(
+            'rejected', 'perf_aux_lab_hello', perf_aux_not_a_key=1))
         self.assertEqual('perf_aux lab rejected', job['job_name'])
         self.assertEqual([{'command': {'name': 'perf_aux_lab_hello'}}],
                          job['actions'])
@@ -77,7 +77,7 @@ class PartsTest(unittest.TestCase):
                     'submit: infrastructure error: job 2: b\nsubmit: x\n')
             f.flush()
             self.assertEqual('submit: infrastructure error: job 2: b',
-                             selftest.message(f.name))
+                             lab.message(f.name))
 
     def test_children(self) -> None:
         p = subprocess.Popen(['sleep', '30'])
@@ -88,6 +88,42 @@ class PartsTest(unittest.TestCase):
             p.kill()
             p.wait()
 
+class FaultTest(unittest.TestCase):
+    """The selftest's submit and fault checks against the fake LAVA server."""
+
+    def test_fault_lines(self) -> None:
+        sys.path.insert(0, HERE)
+        from test_lava_submit import TOKEN, FakeLava
+        fake = FakeLava()
+        self.addCleanup(fake.close)
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        env = {k: v for k, v in os.environ.items()
+               if not k.lower().endswith('_proxy')}
+        env.update(PERF_AUX_OUT=tmp, LAVA_TOKEN=TOKEN, LAVA_USER='perf_aux')
+        out = StringIO()
+        with mock.patch.dict(os.environ, env, clear=True), \
+                mock.patch.object(lab, 'URL', fake.url), redirect_stdout(out):
+            t = lab.Selftest()
+            os.makedirs(t.dir)
+            hello = t.job('hello', 'perf_aux_lab_hello')
+            t.fault('rejected', 2, 'refused .*HTTP 400.*extra keys',
+                    [t.job('rejected', 'x', perf_aux_not_a_key=1)], {})
+            t.fault('wrong token', 2, r'refused the token \(HTTP 401', [hello],
+                    {'LAVA_TOKEN': 'perf-aux-not-a-token'})
+            t.fault('complete', 3, 'x', [hello], {})
+        lines = [line for line in out.getvalue().splitlines()
+                 if not line.startswith('#')]
+        self.assertEqual(['ok - lava: lab: rejected: exit 2, "submit: '
+                          f'{fake.url}/ refused {t.path("rejected.yaml")} '
+                          '(HTTP 400): Problem with submitted job data: extra '
+                          "keys not allowed @ data['perf_aux_not_a_key']\"",
+                          'ok - lava: lab: wrong token: exit 2, "submit: '
+                          f'{fake.url}/ refused the token (HTTP 401: '
+                          'Unauthorized)"',
+                          'not ok - lava: lab: complete: exit 0, "" (wanted '
+                          'exit 3, /x/, no results)'], lines)
+        self.assertTrue(t.bad)
 
 if __name__ == '__main__':
     unittest.main()
