@@ -10,7 +10,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
-from typing import List, Sequence, Set
+from typing import List, Sequence
 
 from . import lib
 from .lib import DEVNULL, collated, die, run, text
@@ -190,17 +190,13 @@ def unpack_arm64(suite: str, packages: Sequence[str], d: str) -> int:
     return len(found)
 
 
-def unpacked(d: str) -> Set[str]:
-    """The packages unpack_arm64 unpacked into D (none yet: empty)."""
-    listed = Path(d, '.perf_aux-packages')
-    return {line.split()[0] for line in listed.read_text().splitlines() if line.strip()} \
-        if listed.is_file() else set()
-
-
 def fetch_testdefs_rootfs() -> None:
-    """The root filesystem of KernelCI's trixie-kselftest, from trixie's arm64 packages."""
+    """The root filesystem of KernelCI's trixie-kselftest, from trixie's arm64 packages (again
+    where one is missing)."""
     d = f'{lib.cache()}/rootfs/trixie-arm64'
-    if not set(TESTDEFS_PACKAGES) <= unpacked(d):
+    listed = Path(d, '.perf_aux-packages')
+    if not listed.is_file() or \
+            set(TESTDEFS_PACKAGES) - {line.split()[0] for line in listed.read_text().splitlines()}:
         print(f"trixie arm64 root filesystem: {unpack_arm64('trixie', TESTDEFS_PACKAGES, d)} "
               'packages')
 

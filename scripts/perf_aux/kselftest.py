@@ -57,23 +57,13 @@ def selftests(b: Build, targets: str) -> int:
     return 0
 
 
-def cpio_list(root: str, busybox: str, ksft: str) -> List[str]:
-    """gen_init_cpio's entries: busybox, the init, the kselftests."""
-    lines = [f'dir /{d} 0755 0 0' for d in INITRAMFS_DIRS]
-    lines += ['nod /dev/console 0600 0 0 c 5 1', f'file /bin/busybox {busybox} 0755 0 0',
-              f'file /init {root}/scripts/initramfs/init 0755 0 0']
-    for f in entries(ksft):
-        path = os.path.join(ksft, f)
-        lines.append(f'dir /kselftest/{f} 0755 0 0' if os.path.isdir(path) else
-                     f'file /kselftest/{f} {path} {os.lstat(path).st_mode & 0o7777:o} 0 0')
-    return lines
-
-
-def modules_list(top: str) -> List[str]:
-    """gen_init_cpio's entries of the modules under TOP, links left out."""
-    return [f'dir /{f} 0755 0 0' if os.path.isdir(f'{top}/{f}') else
-            f'file /{f} {top}/{f} 0644 0 0'
-            for f in entries(top) if not os.path.islink(f'{top}/{f}')]
+def cpio_entries(top: str, dest: str, mode: str = '') -> List[str]:
+    """gen_init_cpio's entries of what is under TOP at DEST, links left out, files in MODE (or
+    their own)."""
+    paths = [(f, os.path.join(top, f)) for f in entries(top) if not os.path.islink(f'{top}/{f}')]
+    return [f'dir {dest}/{f} 0755 0 0' if os.path.isdir(path) else
+            f"file {dest}/{f} {path} {mode or format(os.stat(path).st_mode & 0o7777, 'o')} 0 0"
+            for f, path in paths]
 
 
 def gzipped(argv: Sequence[str], out: str, **kw) -> int:
@@ -84,15 +74,18 @@ def gzipped(argv: Sequence[str], out: str, **kw) -> int:
 
 
 def busybox_initramfs(root: str, b: Build, busybox: str) -> int:
-    """BUILD/initramfs.cpio.gz, a modular kernel's modules included."""
-    lines = cpio_list(root, busybox, f'{b.build}/kselftest_install')
+    """BUILD/initramfs.cpio.gz: busybox, the init, the kselftests, a modular kernel's modules."""
+    lines = [*(f'dir /{d} 0755 0 0' for d in INITRAMFS_DIRS), 'nod /dev/console 0600 0 0 c 5 1',
+             f'file /bin/busybox {busybox} 0755 0 0',
+             f'file /init {root}/scripts/initramfs/init 0755 0 0',
+             *cpio_entries(f'{b.build}/kselftest_install', '/kselftest')]
     if b'\nCONFIG_MODULES=y\n' in b'\n' + Path(b.build, '.config').read_bytes():
         mods = os.path.join(b.build, 'modules_install')
         shutil.rmtree(mods, ignore_errors=True)
         rc = status(b.make(f'INSTALL_MOD_PATH={mods}', 'INSTALL_MOD_STRIP=1', 'modules_install'))
         if rc:
             return rc
-        lines += modules_list(mods)
+        lines += cpio_entries(mods, '', '0644')
     listed = os.path.join(b.build, 'initramfs.list')
     Path(listed).write_text(''.join(line + '\n' for line in lines), errors='surrogateescape')
     return gzipped([os.path.join(b.build, 'usr/gen_init_cpio'), listed],

@@ -62,9 +62,8 @@ def ccache_line(stats: str) -> str:
 def stack_erase_option(tree: str) -> str:
     """KSTACK_ERASE since 6.16, GCC_PLUGIN_STACKLEAK before (for kmemleak)."""
     kconfig = cat(os.path.join(tree, 'security/Kconfig.hardening'))
-    if re.search(r'^config KSTACK_ERASE$', kconfig, re.M):
-        return 'CONFIG_KSTACK_ERASE'
-    return 'CONFIG_GCC_PLUGIN_STACKLEAK'
+    return 'CONFIG_KSTACK_ERASE' if re.search(r'^config KSTACK_ERASE$', kconfig, re.M) else \
+        'CONFIG_GCC_PLUGIN_STACKLEAK'
 
 
 def build_key(tree: str, args: Sequence[str], check: str) -> str:
@@ -117,9 +116,8 @@ def kunit_exec(tree: str, log: str, args: Sequence[str]) -> int:
 
 def kunit(r: Run, log: str, check: str = '') -> int:
     """R's kernel built (once per CHECK), KUnit booted: 0 passed, 1 failed, 2 no build."""
-    tree = r.tree
+    tree, build = r.tree, lib.build_dir(r.target, r.variant)
     arch, cross = lib.target_arch(r.target), lib.target_cross(r.target)
-    build = lib.build_dir(r.target, r.variant)
     common = [f'--arch={arch}', f'--build_dir={build}',
               *([f'--cross_compile={cross}'] if cross else [])]
     configs = [f'--kunitconfig={c}' for c in config_files(
@@ -155,12 +153,10 @@ def kunit(r: Run, log: str, check: str = '') -> int:
              *([f'--qemu_args=-cpu {lib.ARM64_QEMU_CPU}'] if arch == 'arm64' else [])]
     rc = stage(f'KUnit {r.name}', kunit_exec, tree, f'{log}.exec',
                [*common, '--timeout=600', *kargs])
-    try:
-        shutil.copyfile(os.path.join(tree, build, 'test.log'), log)
-    except OSError as e:
-        lib.error(f'cp: {e}')
-        return 1
-    return 1 if rc else 0
+    if not os.path.isfile(f'{tree}/{build}/test.log'):
+        return lib.error(f'kunit.py wrote no {tree}/{build}/test.log') or 1
+    shutil.copyfile(f'{tree}/{build}/test.log', log)
+    return int(bool(rc))
 
 
 def summary(log: str) -> str:

@@ -106,11 +106,10 @@ def parse(text_: str) -> Tuple[List[Part], List[Group]]:
         words = line.split()
         if not words or line.startswith('#'):
             continue
-        second = words[1] if len(words) > 1 else ''
         if words[0].startswith('['):
-            groups.append(Group(words[0].strip('[]'), second, words[2:]))
+            groups.append(Group(words[0].strip('[]'), (words + [''])[1], words[2:]))
         else:
-            parts.append(Part(words[0], second, words[2:], groups[-1].name if groups else ''))
+            parts.append(Part(words[0], (words + [''])[1], words[2:], groups[-1].name))
     return parts, groups
 
 
@@ -139,17 +138,15 @@ def numstat(patch: str) -> List[Tuple[int, str]]:
 
 def author() -> str:
     """PERF_AUX_AUTHOR, else git's user.name and user.email, else the suite's."""
-    if os.environ.get('PERF_AUX_AUTHOR'):
-        return os.environ['PERF_AUX_AUTHOR']
     name, mail = (text(['git', '-C', ROOT, 'config', key]) for key in ('user.name', 'user.email'))
-    return f'{name} <{mail}>' if name and mail else 'perf_aux suite <perf_aux@localhost>'
+    return os.environ.get('PERF_AUX_AUTHOR') or \
+        (f'{name} <{mail}>' if name and mail else 'perf_aux suite <perf_aux@localhost>')
 
 
 def identity(who: str) -> Dict[str, str]:
     """The commits' author and committer WHO, their date the project HEAD's."""
     name, mail = email.utils.parseaddr(who)
-    date = run(['git', '-C', ROOT, 'log', '-1', '--format=%cD'], stdout=PIPE, stderr=DEVNULL)
-    date = date.stdout.rstrip('\n') if date.returncode == 0 else \
+    date = text(['git', '-C', ROOT, 'log', '-1', '--format=%cD'], stderr=DEVNULL) or \
         email.utils.formatdate(localtime=True)
     return dict(GIT_AUTHOR_NAME=name or mail, GIT_AUTHOR_EMAIL=mail,
                 GIT_COMMITTER_NAME=name or mail, GIT_COMMITTER_EMAIL=mail,
@@ -173,34 +170,27 @@ def maintainers_line(pattern: str, path: str, root: str) -> Optional[str]:
     return line if pattern in (path, path + '/') or line != pattern else None
 
 
-def insert_f_line(maintainers: bytes, section: str, line: str) -> bytes:
-    """MAINTAINERS with "F:<tab>LINE" in SECTION, in byte order."""
-    sec = section.encode('utf-8', 'surrogateescape')
-    f = b'F:\t' + line.encode('utf-8', 'surrogateescape')
-    if f in maintainers.splitlines():
-        return maintainers
-    out = []
-    in_sec = done = False
-    for rec in maintainers.splitlines():
-        in_sec |= rec == sec
-        if in_sec and not done and (rec == b'' or (rec.startswith(b'F:') and rec > f)):
-            out.append(f)
-            done = True
-        in_sec &= rec != b''
-        out.append(rec)
-    return b''.join(rec + b'\n' for rec in out)
+def insert_f_line(maintainers: str, section: str, line: str) -> str:
+    """MAINTAINERS with "F:<tab>LINE" in SECTION, in order (a section must end in a blank)."""
+    lines, f = maintainers.splitlines(), f'F:\t{line}'
+    if section in lines and f not in lines:
+        at = next((i for i in range(lines.index(section), len(lines))
+                   if not lines[i] or lines[i].startswith('F:') and lines[i] > f), -1)
+        lines[at:at] = [f] if at >= 0 else []
+    return ''.join(rec + '\n' for rec in lines)
 
 
 def maintainers_add(repo: str, paths: Sequence[str]) -> None:
     """The F: lines scripts/series/maintainers gives for PATHS."""
-    name = Path(repo, 'MAINTAINERS')
+    name = f'{repo}/MAINTAINERS'
     rows = [line.strip('\t').partition('\t') for line in
             read(f'{SERIES_DIR}/maintainers').splitlines() if not line.startswith('#')]
     for path in paths:
         for pattern, _, section in rows:
             line = maintainers_line(pattern, path, ROOT)
             if line:
-                name.write_bytes(insert_f_line(name.read_bytes(), section.lstrip('\t'), line))
+                Path(name).write_text(insert_f_line(read(name), section.lstrip('\t'), line),
+                                      errors='surrogateescape')
 
 
 def makefile_names(line: str) -> List[str]:
@@ -240,12 +230,8 @@ def add_part(s: Series, repo: str, n: int, part: Part) -> None:
             die(f'series part {n}: hook-up {os.path.basename(patches[0])} does not apply to '
                 f'{s.base}')
     for f in part_files(part.paths) if part.paths else []:
-        dst = Path(repo, f)
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        existed = dst.exists()
-        shutil.copyfile(f'{ROOT}/{f}', dst)
-        if not existed:
-            shutil.copymode(f'{ROOT}/{f}', dst)
+        os.makedirs(os.path.dirname(f'{repo}/{f}'), exist_ok=True)
+        shutil.copy(f'{ROOT}/{f}', f'{repo}/{f}')
     if part.paths:
         maintainers_add(repo, part.paths)
         for f in (f'{KSFT}/Makefile', f'{KSFT}/config'):
@@ -279,9 +265,7 @@ def make_series(s: Series) -> None:
     repo = f'{s.work}/repo'
     series_base(s, repo)
     shutil.rmtree(s.out, ignore_errors=True)
-    made = run(['git', '-C', ROOT, 'describe', '--always', '--dirty'], stdout=PIPE,
-               stderr=DEVNULL)
-    made_from = made.stdout.rstrip('\n') if made.returncode == 0 else '?'
+    made_from = text(['git', '-C', ROOT, 'describe', '--always', '--dirty'], stderr=DEVNULL) or '?'
     previous, total = 'base', 0
     for k, group in enumerate(s.groups, 1):
         for n, part in enumerate(s.parts, 1):
@@ -366,18 +350,14 @@ def check_am(s: Series, patches: Sequence[str]) -> None:
                f"{' + '.join(['base', *group.needs])}, no other series")
     s.git(repo, 'am', '--abort', stdout=DEVNULL, stderr=DEVNULL)
     s.git(repo, 'checkout', '-q', '-f', 'perf_aux', check=True)
-    rc = 0
     files = part_files([p for part in s.parts for p in part.paths if p.startswith(KSFT + '/')])
-    for f in files:
-        if not os.path.isfile(f'{repo}/{f}') or read(f'{repo}/{f}') != ksft_file(repo, f):
-            rc = 1
-            print(f'# not as in the project: {f}')
-    for f in text(['git', 'ls-files', KSFT], cwd=repo).splitlines():
-        if f not in files:
-            rc = 1
-            print(f'# not in a part: {f}')
-    result(rc, f'the last commit has the {len(files)} files of {KSFT} the parts name, as in the '
-           'project')
+    wrong = [f'# not as in the project: {f}\n' for f in files if not os.path.isfile(f'{repo}/{f}')
+             or read(f'{repo}/{f}') != ksft_file(repo, f)]
+    wrong += [f'# not in a part: {f}\n' for f in text(['git', 'ls-files', KSFT],
+                                                       cwd=repo).splitlines() if f not in files]
+    print(''.join(wrong), end='')
+    result(int(bool(wrong)), f'the last commit has the {len(files)} files of {KSFT} the parts '
+           'name, as in the project')
 
 
 def headers_install(s: Series, tree: str, build: str) -> bool:
@@ -484,20 +464,17 @@ def check_tree(s: Series, patches: Sequence[str]) -> None:
     if not os.path.isdir(stock):
         return print('ok - series: same files as the stock tree # SKIP no stock tree of '
                      f'{s.base} staged')
-    same = fixed = differ = 0
+    n = {'same': 0, 'fixed': 0, 'differ': 0}
     for name in text(['git', 'diff', '--name-only', 'base', 'HEAD'],
                      cwd=f'{s.work}/am').splitlines():
-        if name == 'MAINTAINERS' or name.startswith('tools/'):
-            continue
-        if same_file(f'{tree}/{name}', f'{stock}/{name}'):
-            same += 1
-        elif unfixed_is(s, tree, name, f'{stock}/{name}'):
-            fixed += 1
-            print(f"# differs from the stock tree by the series' fixes only: {name}")
-        else:
-            differ += 1
-            print(f'# differs from the stock tree: {name}')
-    print(stock_line(same, fixed, differ))
+        if name != 'MAINTAINERS' and not name.startswith('tools/'):
+            kind = 'same' if same_file(f'{tree}/{name}', f'{stock}/{name}') else 'fixed' \
+                if unfixed_is(s, tree, name, f'{stock}/{name}') else 'differ'
+            n[kind] += 1
+            only = " by the series' fixes only" if kind == 'fixed' else ''
+            if kind != 'same':
+                print(f'# differs from the stock tree{only}: {name}')
+    print(stock_line(n['same'], n['fixed'], n['differ']))
 
 
 def setup(kernel_prefixes: bool = False) -> Series:
@@ -544,15 +521,11 @@ def fixes_main(argv: List[str]) -> int:
     s = setup()
     with contextlib.redirect_stdout(io.StringIO()):
         make_series(s)
-    n = sum('/' in p.hook for p in s.parts) or die('no fix in scripts/series/parts')
     out, repo, diff = f'{lib.out()}/fixes/{s.base}', f'{s.work}/repo', f'{s.work}/fixes.diff'
     shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
-    last = text(['git', '-C', repo, 'rev-list', '--reverse', 'base..perf_aux'],
-                check=True).split()[n - 1]
-    s.git(repo, 'diff', 'base', last, log=diff, check=True)
+    # The series' first group, [fixes], its cover letter without the series' lines.
+    s.git(repo, 'diff', 'base', 'fixes', log=diff, check=True)
     to, cc = maintainers(s.src, diff, '--m'), maintainers(s.src, diff, '--r', '--l')
-    s.git(repo, 'branch', '-f', 'fixes', last, check=True)
     s.git(repo, 'config', 'branch.fixes.description', read(f'{SERIES_DIR}/fixes-cover.txt'),
           check=True)
     s.git(repo, 'format-patch', '-q', '--no-signature', '--cover-letter',

@@ -49,17 +49,10 @@ def walk(top: str) -> List[str]:
 
 def regular_files(root: str, paths: Sequence[str]) -> List[str]:
     """The regular files among PATHS and under them, in ROOT, sorted."""
-    found = []
-    for path in paths:
-        full = os.path.join(root, path)
-        if os.path.islink(full):
-            continue
-        if os.path.isfile(full):
-            found.append(path)
-        elif os.path.isdir(full):
-            found += [os.path.join(path, f) for f in walk(full)
-                      if not os.path.islink(os.path.join(full, f))]
-    return collated(found)
+    found = [p for p in paths if os.path.isfile(f'{root}/{p}')]
+    found += [f'{p}/{f}' for p in paths if os.path.isdir(f'{root}/{p}')
+              for f in walk(f'{root}/{p}')]
+    return collated(f for f in found if not os.path.islink(f'{root}/{f}'))
 
 
 def tree_state(src: str) -> bytes:
@@ -157,35 +150,13 @@ def seed_build(tree: str, build: str, base: str) -> None:
             return
 
 
-def new_tree(tree: str, src: str, seed: str, target: str) -> None:
-    """TREE as a copy of SEED (with TARGET's default build) or SRC."""
-    build, tmp = f'.build-{target}', tree + '.tmp'
-    if seed:
-        print(f'starting {tree} from {seed} and its {build}')
-        run(['rsync', '-a', '--exclude=/.build-*', seed + '/', tmp + '/'], check=True)
-        if os.path.isdir(os.path.join(seed, build)):
-            run(['cp', '-a', os.path.join(seed, build), tmp + '/'], check=True)
-    else:
-        run(['cp', '-a', src, tmp], check=True)
-    shutil.rmtree(os.path.join(tmp, '.git'), ignore_errors=True)
-    Path(tmp, RECIPE).unlink(missing_ok=True)
-    os.rename(tmp, tree)
-
-
 def staged_content(root: str, src: str, stage: str, patches: Sequence[str]) -> None:
     """STAGE: the overlay and the files the patches change, patched; STAGE.files, their list."""
-    for path in OVERLAY:
-        os.makedirs(os.path.dirname(os.path.join(stage, path)), exist_ok=True)
-        if os.path.isdir(os.path.join(root, path)):
-            shutil.copytree(os.path.join(root, path), os.path.join(stage, path), symlinks=True)
-        else:
-            shutil.copy2(os.path.join(root, path), os.path.join(stage, path))
-    for path in lib.patched_files(*patches):
-        if not os.path.exists(os.path.join(stage, path)) and \
-                os.path.exists(os.path.join(src, path)):
-            os.makedirs(os.path.dirname(os.path.join(stage, path)), exist_ok=True)
-            shutil.copy2(os.path.join(src, path), os.path.join(stage, path),
-                         follow_symlinks=False)
+    run(['rsync', '-aR', *(f'{root}/./{p}' for p in OVERLAY), stage + '/'], check=True)
+    originals = [f'{src}/./{p}' for p in lib.patched_files(*patches)
+                 if not os.path.lexists(f'{stage}/{p}') and os.path.lexists(f'{src}/{p}')]
+    if originals:
+        run(['rsync', '-aR', *originals, stage + '/'], check=True)
     for patch in patches:
         print(f'applying {os.path.basename(patch)}')
         with open(patch, 'rb') as f:
@@ -265,10 +236,20 @@ def kernel_tree(r: Run, mutant: str = '') -> int:
         return 0
     os.makedirs(os.path.join(cache, 'trees'), exist_ok=True)
     if not os.path.isdir(tree):
-        seeds = [] if r.kernel == 'custom' else [
-            t for t in (os.path.join(cache, 'trees', lib.tree_name(s, base)) for s in SEEDS)
-            if os.path.isfile(f'{t}/{RECIPE}')]
-        new_tree(tree, src, (seeds or [''])[0], r.target)
+        # A copy of the first tree of the base made before (with the target's default build).
+        seed = next((t for t in (f'{cache}/trees/{lib.tree_name(s, base)}' for s in SEEDS)
+                     if r.kernel != 'custom' and os.path.isfile(f'{t}/{RECIPE}')), '')
+        build, tmp = f'.build-{r.target}', tree + '.tmp'
+        if seed:
+            print(f'starting {tree} from {seed} and its {build}')
+            run(['rsync', '-a', '--exclude=/.build-*', seed + '/', tmp + '/'], check=True)
+            if os.path.isdir(f'{seed}/{build}'):
+                run(['cp', '-a', f'{seed}/{build}', tmp + '/'], check=True)
+        else:
+            run(['cp', '-a', src, tmp], check=True)
+        shutil.rmtree(f'{tmp}/.git', ignore_errors=True)
+        Path(tmp, RECIPE).unlink(missing_ok=True)
+        os.rename(tmp, tree)
     staging = tempfile.mkdtemp(prefix='tmp.')
     try:
         staged_content(lib.ROOT, src, staging, patches)

@@ -76,19 +76,22 @@ class DepsTest(unittest.TestCase):
     def test_rootfs_unpacked_again_for_a_new_package(self) -> None:
         """A root filesystem unpacked before a package joined the list
         (its .perf_aux-packages lacks it) is unpacked again."""
-        with tempfile.TemporaryDirectory() as d:
-            self.assertEqual(set(), deps.unpacked(d))
-            with open(os.path.join(d, '.perf_aux-packages'), 'w') as f:
-                f.write('base-files 13.8\ndash 0.5.12-12\n')
-            self.assertEqual({'base-files', 'dash'}, deps.unpacked(d))
-            # The cache's rootfs/trixie-arm64 is that directory.
-            os.makedirs(os.path.join(d, 'rootfs'))
-            os.symlink(d, os.path.join(d, 'rootfs', 'trixie-arm64'))
-            with mock.patch.dict(os.environ, PERF_AUX_CACHE=d), \
-                    mock.patch.object(deps, 'unpack_arm64', return_value=1) as unpack, \
-                    contextlib.redirect_stdout(io.StringIO()):
-                deps.fetch_testdefs_rootfs()
-            unpack.assert_called_once()
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.dict(os.environ, PERF_AUX_CACHE=d), \
+                mock.patch.object(deps, 'unpack_arm64', return_value=1) as unpack, \
+                contextlib.redirect_stdout(io.StringIO()):
+            rootfs = os.path.join(d, 'rootfs', 'trixie-arm64')
+            deps.fetch_testdefs_rootfs()
+            self.assertEqual(1, unpack.call_count)  # none yet
+            os.makedirs(rootfs)
+            with open(os.path.join(rootfs, '.perf_aux-packages'), 'w') as f:
+                f.write(''.join(f'{p} 1.0\n' for p in deps.TESTDEFS_PACKAGES[1:]))
+            deps.fetch_testdefs_rootfs()
+            self.assertEqual(2, unpack.call_count)  # one missing
+            with open(os.path.join(rootfs, '.perf_aux-packages'), 'a') as f:
+                f.write(f'{deps.TESTDEFS_PACKAGES[0]} 1.0\n')
+            deps.fetch_testdefs_rootfs()
+            self.assertEqual(2, unpack.call_count)  # all there
 
     def test_unknown_target_refused(self) -> None:
         proc = subprocess.run(lib.perf_aux('deps', 'sparc'),

@@ -153,9 +153,9 @@ class MakefileTest(unittest.TestCase):
 
 
 class MaintainersTest(unittest.TestCase):
-    MAINTAINERS = (b'FOO\nM:\tA <a@b>\nF:\ta/foo.c\nF:\tz/zz.c\n\n'
-                   b'PERFORMANCE EVENTS SUBSYSTEM\nM:\tP <p@q>\n'
-                   b'F:\tkernel/events/*\nF:\ttools/perf/\n\nZED\nF:\tz\n')
+    MAINTAINERS = ('FOO\nM:\tA <a@b>\nF:\ta/foo.c\nF:\tz/zz.c\n\n'
+                   'PERFORMANCE EVENTS SUBSYSTEM\nM:\tP <p@q>\n'
+                   'F:\tkernel/events/*\nF:\ttools/perf/\n\nZED\nF:\tz\n')
 
     def test_line(self) -> None:
         with tempfile.TemporaryDirectory() as root:
@@ -183,13 +183,15 @@ class MaintainersTest(unittest.TestCase):
                                    'PERFORMANCE EVENTS SUBSYSTEM',
                                    'lib/test_aux_pmu.c')
         self.assertEqual(self.MAINTAINERS.replace(
-            b'F:\ttools/perf/',
-            b'F:\tlib/test_aux_pmu.c\nF:\ttools/perf/'), out)
+            'F:\ttools/perf/',
+            'F:\tlib/test_aux_pmu.c\nF:\ttools/perf/'), out)
         # Last in its section: before the blank line that ends it.
         out = series.insert_f_line(self.MAINTAINERS,
                                    'PERFORMANCE EVENTS SUBSYSTEM', 'zz.c')
         self.assertEqual(self.MAINTAINERS.replace(
-            b'F:\ttools/perf/\n', b'F:\ttools/perf/\nF:\tzz.c\n'), out)
+            'F:\ttools/perf/\n', 'F:\ttools/perf/\nF:\tzz.c\n'), out)
+        # A line it has already: left as it is.
+        self.assertEqual(out, series.insert_f_line(out, 'PERFORMANCE EVENTS SUBSYSTEM', 'zz.c'))
         # The last section of the file, without a blank line after it:
         # left as it is.
         self.assertEqual(self.MAINTAINERS, series.insert_f_line(
