@@ -34,18 +34,15 @@ TESTDEFS_PACKAGES = ('base-files dash bash coreutils grep findutils mawk mount u
                      'procps sed perl wget xz-utils iproute2 python3-tap').split()
 KEYRING = '/usr/share/keyrings/debian-archive-keyring.gpg'
 
-
 def missing(packages: Sequence[str]) -> List[str]:
     """The PACKAGES dpkg does not have installed, in order."""
     listed = text(['dpkg-query', '-W', '-f=${Package} ${Status}\\n', *packages], stderr=DEVNULL)
     have = {line.split()[0] for line in listed.splitlines() if line.endswith(' ok installed')}
     return [p for p in packages if p not in have]
 
-
 @functools.cache
 def apt_update() -> None:
     run(['apt-get', 'update', '-qq'], what='apt-get update failed')
-
 
 def install(packages: Sequence[str]) -> None:
     """The PACKAGES not installed yet, from the machine's apt."""
@@ -58,7 +55,6 @@ def install(packages: Sequence[str]) -> None:
         what=f"apt-get install {' '.join(need)} failed", stdout=DEVNULL,
         env={'DEBIAN_FRONTEND': 'noninteractive'})
 
-
 @functools.cache
 def archive() -> str:
     """The archive the machine's apt sources use for Debian."""
@@ -69,7 +65,6 @@ def archive() -> str:
             return m.group(1)
     die("no Debian archive in the machine's apt sources")
 
-
 def apt(d: str, arch: str, *args: str) -> List[str]:
     """apt-get with D's own sources, lists, dpkg status (empty) and archives, of ARCH only."""
     options = [f'Dir::Etc::sourcelist={d}/sources.list', f'Dir::Etc::sourceparts={d}/empty',
@@ -79,7 +74,6 @@ def apt(d: str, arch: str, *args: str) -> List[str]:
                f'APT::Architecture={arch}', f'APT::Architectures::={arch}',
                'APT::Sandbox::User=root']
     return ['apt-get', '-q', *(w for o in options for w in ('-o', o)), *args]
-
 
 @functools.cache
 def private_apt(suite: str, arch: str) -> str:
@@ -94,7 +88,6 @@ def private_apt(suite: str, arch: str) -> str:
         stdout=sys.stderr)
     return d
 
-
 def fetch_arm64_busybox() -> None:
     """The host release's arm64 busybox in the cache (installed, it would replace the host's)."""
     d = f'{lib.cache()}/busybox/arm64'
@@ -104,7 +97,6 @@ def fetch_arm64_busybox() -> None:
     unpack_arm64(codename, ['busybox-static'], f'{d}/unpacked')
     shutil.copy(f'{d}/unpacked/bin/busybox', f'{d}/busybox')
     shutil.rmtree(f'{d}/unpacked')
-
 
 def download(pkg: str, debs: str, suite: str = '', again: bool = False) -> str:
     """PKG's newest .deb in DEBS, downloaded (AGAIN: anew) from SUITE's private apt or ours."""
@@ -119,14 +111,12 @@ def download(pkg: str, debs: str, suite: str = '', again: bool = False) -> str:
     return max(glob.glob(pattern), key=os.path.getmtime, default='') or die(
         f"{pkg} could not be downloaded{f' from {suite}' if suite else ''}")
 
-
 def deb_unpack(pkg: str, d: str) -> None:
     """PKG's files in D (from the machine's apt); its .deb stays in the cache."""
     if not os.path.isdir(d):
         deb = download(pkg, f'{lib.cache()}/lava/debs')
         run(['dpkg-deb', '-x', deb, f'{d}.tmp'], what=f'{deb} could not be unpacked')
         os.rename(f'{d}.tmp', d)
-
 
 def fetch_lava_files() -> None:
     """lava-server's files, and the Debian kernel's modules that LAVA's supermin needs."""
@@ -142,7 +132,6 @@ def fetch_lava_files() -> None:
     run(['depmod', '-b', f'{lava}/supermin.tmp', kpkg[len('linux-image-'):]],
         what=f'depmod of {kpkg} failed')
     os.rename(f'{lava}/supermin.tmp', f'{lava}/supermin')
-
 
 def fetch_base(base: str) -> None:
     """The base's source in the cache, its Debian version in .perf_aux-debian."""
@@ -167,7 +156,6 @@ def fetch_base(base: str) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     Path(dst, '.perf_aux-debian').write_text(version + '\n')
 
-
 def unpack_arm64(suite: str, packages: Sequence[str], d: str) -> int:
     """SUITE's arm64 PACKAGES and what they need, dpkg-deb -x'd into D and listed; how many."""
     apt_dir = private_apt(suite, 'arm64')
@@ -189,7 +177,6 @@ def unpack_arm64(suite: str, packages: Sequence[str], d: str) -> int:
     os.rename(tmp, d)
     return len(found)
 
-
 def fetch_testdefs_rootfs() -> None:
     """The root filesystem of KernelCI's trixie-kselftest, from trixie's arm64 packages (again
     where one is missing)."""
@@ -199,7 +186,6 @@ def fetch_testdefs_rootfs() -> None:
             set(TESTDEFS_PACKAGES) - {line.split()[0] for line in listed.read_text().splitlines()}:
         print(f"trixie arm64 root filesystem: {unpack_arm64('trixie', TESTDEFS_PACKAGES, d)} "
               'packages')
-
 
 def main(targets: List[str]) -> int:
     """deps TARGET|lava|lab|kunitpy|base-BASE|testdefs..."""

@@ -18,7 +18,6 @@ BOOT_SECONDS = 1200
 SANITIZE_EXTRA_SECONDS = 1200
 MARK = b'PERF_AUX: '
 
-
 class Build(NamedTuple):
     """A kernel build of a tree: where, and for which ARCH."""
     tree: str
@@ -31,12 +30,10 @@ class Build(NamedTuple):
                 f'ARCH={self.arch}', *([f'CROSS_COMPILE={self.cross}'] if self.cross else []),
                 *args]
 
-
 def entries(top: str) -> List[str]:
     """Every name under TOP (links not entered), relative, collated."""
     return lib.collated(os.path.relpath(os.path.join(d, name), top)
                         for d, dirs, names in os.walk(top) for name in dirs + names)
-
 
 def selftests(b: Build, targets: str) -> int:
     """TARGETS' selftests installed in BUILD/kselftest_install (a failure fails the boot)."""
@@ -56,7 +53,6 @@ def selftests(b: Build, targets: str) -> int:
           f'kselftests: TARGETS={targets} holds no test yet')
     return 0
 
-
 def cpio_entries(top: str, dest: str, mode: str = '') -> List[str]:
     """gen_init_cpio's entries of what is under TOP at DEST, links left out, files in MODE (or
     their own)."""
@@ -65,13 +61,11 @@ def cpio_entries(top: str, dest: str, mode: str = '') -> List[str]:
             f"file {dest}/{f} {path} {mode or format(os.stat(path).st_mode & 0o7777, 'o')} 0 0"
             for f, path in paths]
 
-
 def gzipped(argv: Sequence[str], out: str, **kw) -> int:
     """ARGV's output gzipped (-1) into OUT (a name ending in .gz); the first failing status."""
     with open(out[:-3], 'wb') as f:
         rc = status(argv, stdout=f, **kw)
     return rc or status(['gzip', '-1', '-f', out[:-3]])
-
 
 def busybox_initramfs(root: str, b: Build, busybox: str) -> int:
     """BUILD/initramfs.cpio.gz: busybox, the init, the kselftests, a modular kernel's modules."""
@@ -90,7 +84,6 @@ def busybox_initramfs(root: str, b: Build, busybox: str) -> int:
     Path(listed).write_text(''.join(line + '\n' for line in lines), errors='surrogateescape')
     return gzipped([os.path.join(b.build, 'usr/gen_init_cpio'), listed],
                    os.path.join(b.build, 'initramfs.cpio.gz'))
-
 
 def rootfs_initramfs(root: str, rootfs: str, ksft: str, testdefs: str, out: str,
                      init: str = 'testdefs-init') -> int:
@@ -111,7 +104,6 @@ def rootfs_initramfs(root: str, rootfs: str, ksft: str, testdefs: str, out: str,
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-
 def boot(target: str, b: Build, initrd: str, log: str, cpus: str, args: Sequence[str],
          extra: int = 0) -> int:
     """INITRD booted with ARGS, the console in LOG; an oops panics, and panic=-1 ends it."""
@@ -126,12 +118,10 @@ def boot(target: str, b: Build, initrd: str, log: str, cpus: str, args: Sequence
                    str(lib.GUEST_MEMORY_MIB), '-smp', cpus, '-initrd', initrd, '-no-reboot',
                    '-nographic', '-serial', 'stdio'], stdin=DEVNULL, log=log)
 
-
 def marked(log: str) -> List[bytes]:
     """The log's lines of the init's and the tests' own (PERF_AUX: ...)."""
     with open(log, 'rb') as f:
         return [line.rstrip(b'\n') + b'\n' for line in f if line.startswith(MARK)]
-
 
 def kselftest(r: Run, log: str) -> int:
     """R's KSELFTEST_TARGETS booted (on KSELFTEST_ROOTFS), the console in LOG, our lines shown."""
@@ -166,7 +156,6 @@ def kselftest(r: Run, log: str) -> int:
             f'the kselftest boot of {r.kernel}-{r.target} printed nothing of ours')
     show(b''.join(lines))
     return 0
-
 
 def main(argv: List[str]) -> int:
     """kselftest NAME TARGET VARIANT LOG [KERNEL_ARG...]."""

@@ -16,12 +16,11 @@ from .lib import DEVNULL, KUNIT_PY, PIPE, Run, run, status
 from .shell import stage
 from .tree import cat, seed_build, write_line
 
-# kunit.py's architectures of the series and their Debian cross compilers.
+# kunit --series: kunit.py's architectures and their Debian cross compilers.
 KUNITPY_CROSS = {'x86_64': '', 'arm64': 'aarch64-linux-gnu-', 'riscv': 'riscv64-linux-gnu-',
                  'powerpc': 'powerpc64-linux-gnu-', 's390': 's390x-linux-gnu-', 'i386': '',
                  'arm': 'arm-linux-gnueabihf-', 'um': ''}
 BUILT = '.perf_aux-built'
-# kunit.py's own lines of a run's verdict and time.
 VERDICT = re.compile(r'^\[..:..:..\] (Testing complete\.|Elapsed time)')
 SERIES_SUITES = (('kernel/events/ring_buffer_kunit.kunitconfig', 'perf_aux_alloc'),
                  ('mm/tests/vmap_granule_kunit.kunitconfig', 'vmap_granule'))
@@ -30,14 +29,12 @@ EXEC_SECONDS = 900
 REFERENCE_ARCHS = ('x86_64', 'arm64', 'riscv', 'powerpc')
 JOBS = len(os.sched_getaffinity(0))
 
-
 def without_kvm(argv: Sequence[str]) -> List[str]:
     """ARGV with /dev/kvm hidden (nested KVM killed the x86_64 guest): under TCG."""
     if os.path.exists('/dev/kvm'):
         return ['unshare', '--mount', '--', 'sh', '-c',
                 'mount --bind /dev/null /dev/kvm && exec "$@"', 'sh', *argv]
     return list(argv)
-
 
 def kunit_py(build: str, log: str, args: Sequence[str], cwd: str, cross: str = '') -> int:
     """kunit.py ARGS in tree CWD with build directory BUILD and ccache, its output in LOG."""
@@ -48,7 +45,6 @@ def kunit_py(build: str, log: str, args: Sequence[str], cwd: str, cross: str = '
                                f'--make_options=CC=ccache {cross}gcc']),
                   cwd=cwd, log=log, env=lib.exports())
 
-
 def ccache_line(stats: str) -> str:
     """How many compilations ccache answered (ccache --print-stats)."""
     n = Counter({key: int(value) for key, _, value in (line.partition('\t')
@@ -58,13 +54,11 @@ def ccache_line(stats: str) -> str:
     total = hit + n['cache_miss']
     return f'ccache: {hit} of {total} compilations hit ({100 * hit // total if total else 100} %)'
 
-
 def stack_erase_option(tree: str) -> str:
     """KSTACK_ERASE since 6.16, GCC_PLUGIN_STACKLEAK before (for kmemleak)."""
     kconfig = cat(os.path.join(tree, 'security/Kconfig.hardening'))
     return 'CONFIG_KSTACK_ERASE' if re.search(r'^config KSTACK_ERASE$', kconfig, re.M) else \
         'CONFIG_GCC_PLUGIN_STACKLEAK'
-
 
 def build_key(tree: str, args: Sequence[str], check: str) -> str:
     """A hash of CHECK, the recipe, the build's arguments and fragments ('' outside a check)."""
@@ -78,7 +72,6 @@ def build_key(tree: str, args: Sequence[str], check: str) -> str:
             digest.update(Path(a[len('--kunitconfig='):]).read_bytes())
     return digest.hexdigest()
 
-
 def config_files(root: str, arch: str, target: str, variant_config: str) -> List[str]:
     """The kunitconfig fragments of a build, those that exist."""
     files = [f'{root}/kernel/events/ring_buffer_kunit.kunitconfig',
@@ -87,14 +80,12 @@ def config_files(root: str, arch: str, target: str, variant_config: str) -> List
              f'{root}/scripts/config/{target}.config', *variant_config.split()]
     return [f for f in files if os.path.isfile(f)]
 
-
 def kernel_args(tree: str, variant: str, args: Sequence[str]) -> List[str]:
     """panic=-1, the vmap benchmark (unless ARGS set test_vmalloc's), ARGS, the variant's."""
     if not any(a.startswith('test_vmalloc.') for a in args):
         args = [*lib.vmalloc_args(tree, 'bench'), *args]
     args = [*args, *lib.variant_args(variant)]
     return ['--kernel_args=panic=-1', *(f'--kernel_args={a}' for a in args)]
-
 
 def kunit_build(tree: str, log: str, args: Sequence[str], env: Dict[str, str]) -> int:
     run(['ccache', '--zero-stats'], stdout=DEVNULL, env=env)
@@ -104,7 +95,6 @@ def kunit_build(tree: str, log: str, args: Sequence[str], env: Dict[str, str]) -
     print(ccache_line(run(['ccache', '--print-stats'], stdout=PIPE, env=env).stdout))
     return 0
 
-
 def kunit_exec(tree: str, log: str, args: Sequence[str]) -> int:
     rc = run(without_kvm(['timeout', str(EXEC_SECONDS), 'python3', KUNIT_PY, 'exec', *args]),
              log=log, cwd=tree).returncode
@@ -112,7 +102,6 @@ def kunit_exec(tree: str, log: str, args: Sequence[str]) -> int:
         if VERDICT.match(line):
             print(line)
     return rc
-
 
 def kunit(r: Run, log: str, check: str = '') -> int:
     """R's kernel built (once per CHECK), KUnit booted: 0 passed, 1 failed, 2 no build."""
@@ -158,7 +147,6 @@ def kunit(r: Run, log: str, check: str = '') -> int:
     shutil.copyfile(f'{tree}/{build}/test.log', log)
     return int(bool(rc))
 
-
 def summary(log: str) -> str:
     """kunit.py's verdict, or the reason it stopped."""
     lines = cat(log).splitlines()
@@ -166,12 +154,10 @@ def summary(log: str) -> str:
     return verdict or next((line for line in lines if re.search(
         r'error|not satisfied|missing', line, re.I)), lines[-1] if lines else '')
 
-
 def groups(group: dict) -> Iterator[dict]:
     yield group
     for sub in group.get('sub_groups', []):
         yield from groups(sub)
-
 
 def kernelci_results(path: str, suites: Sequence[str]) -> Tuple[List[str], bool]:
     """Our suites in KernelCI's kunit-x86_64 JSON: a line each, and whether none failed."""
@@ -191,7 +177,6 @@ def kernelci_results(path: str, suites: Sequence[str]) -> Tuple[List[str], bool]
                      + ', '.join(f'{v} {k}' for k, v in sorted(n.items())))
         ok = ok and not n.get('FAIL') and not n.get('ERROR')
     return lines, ok
-
 
 def series_runs(base: str) -> int:
     """kunit.py in the series tree as its users run it (every architecture, UML, KernelCI's
@@ -253,7 +238,6 @@ def series_runs(base: str) -> int:
                                  [suite for _, suite in SERIES_SUITES])
     print(''.join(line + '\n' for line in lines), end='')
     return int(fail or rc != 0 or not ok)
-
 
 def main(argv: List[str]) -> int:
     """kunit NAME TARGET VARIANT LOG [KERNEL_ARG...], or kunit --series."""

@@ -27,7 +27,6 @@ CROSS = 'aarch64-linux-gnu-'
 # The series' test options (the plain base has no large vmap to be strict).
 SERIES_OPTIONS = ('PERF_AUX_ALLOC_KUNIT_TEST', 'VMAP_GRANULE_KUNIT_TEST', 'TEST_VMALLOC',
                   'TEST_AUX_PMU')
-# The programs, sources and headers a kselftest Makefile line names.
 MAKEFILE_NAME = re.compile(r'[A-Za-z0-9_]+(?:_test|\.[ch])\b', re.ASCII)
 TRAILER = re.compile(r'^[A-Za-z-]*: ')
 INSERTIONS = re.compile(r'[0-9]* insertions?\(\+\)')
@@ -38,7 +37,6 @@ FIXES_LINE = re.compile(r'^Fixes: [0-9a-f]{12} \("', re.M)
 # The options of the machine-wide programs (in no series) follow this.
 EXTENDED_CONFIG = '# The machine-wide programs:'
 
-
 class Part(NamedTuple):
     """A line of scripts/series/parts: message, hook-up (0001, a patch by path, -), paths."""
     message: str
@@ -46,13 +44,11 @@ class Part(NamedTuple):
     paths: List[str]
     group: str = ''
 
-
 class Group(NamedTuple):
     """A "[name] cover [needs...]" line: a series of its own."""
     name: str
     cover: str
     needs: List[str] = []
-
 
 @dataclass
 class Series:
@@ -74,29 +70,19 @@ class Series:
         return run(['git', '-C', repo, '-c', 'core.autocrlf=false', '-c', 'commit.gpgsign=false',
                     *args], env=self.env, **kw)
 
-
 def read(path: str) -> str:
     return Path(path).read_text(errors='surrogateescape')
-
 
 def check_line(rc: int, what: str, verb: str = 'series') -> str:
     return f"{'ok' if rc == 0 else 'not ok'} - {verb}: {what}"
 
-
 def result(rc: int, what: str, verb: str = 'series') -> None:
     print(check_line(rc, what, verb))
 
-
-def say_head(output: str, n: int) -> None:
-    print(''.join(output.splitlines(True)[:n]), end='')
-
-
 def shown(rc: int, log: str) -> int:
     """RC, with LOG's first lines shown where it is a failure."""
-    if rc:
-        say_head(read(log), 20)
+    print(''.join(read(log).splitlines(True)[:20]) if rc else '', end='')
     return rc
-
 
 def parse(text_: str) -> Tuple[List[Part], List[Group]]:
     """The parts (each with its group) and the groups of scripts/series/parts' TEXT_."""
@@ -112,22 +98,18 @@ def parse(text_: str) -> Tuple[List[Part], List[Group]]:
             parts.append(Part(words[0], (words + [''])[1], words[2:], groups[-1].name))
     return parts, groups
 
-
 def part_patches(s: Series, hook: str) -> List[str]:
     """A hook-up by number (0001), or a base's patch by path (a fix)."""
     where = s.patches if '/' in hook else f'{s.patches}/hookup'
     return collated(str(p) for p in Path(where).glob(f'{hook}-*.patch'))
 
-
 def fix_patches(s: Series) -> List[str]:
     return [p for part in s.parts if '/' in part.hook for p in part_patches(s, part.hook)]
-
 
 def part_files(paths: Sequence[str]) -> List[str]:
     """The project's files under PATHS as git knows them (no build output)."""
     return collated(text(['git', 'ls-files', '--cached', '--others', '--exclude-standard', '--',
                           *paths], cwd=ROOT).splitlines())
-
 
 def numstat(patch: str) -> List[Tuple[int, str]]:
     """The lines PATCH adds to each file it changes (outside a repository: all of them)."""
@@ -135,13 +117,11 @@ def numstat(patch: str) -> List[Tuple[int, str]]:
                                             cwd='/').splitlines()]
     return [(0 if added == '-' else int(added), path) for added, _, path in rows]
 
-
 def author() -> str:
     """PERF_AUX_AUTHOR, else git's user.name and user.email, else the suite's."""
     name, mail = (text(['git', '-C', ROOT, 'config', key]) for key in ('user.name', 'user.email'))
     return os.environ.get('PERF_AUX_AUTHOR') or \
         (f'{name} <{mail}>' if name and mail else 'perf_aux suite <perf_aux@localhost>')
-
 
 def identity(who: str) -> Dict[str, str]:
     """The commits' author and committer WHO, their date the project HEAD's."""
@@ -152,12 +132,10 @@ def identity(who: str) -> Dict[str, str]:
                 GIT_COMMITTER_NAME=name or mail, GIT_COMMITTER_EMAIL=mail,
                 GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
 
-
 def commit_message(message: str, who: str) -> str:
     """A part's message signed off (in the trailer block if it ends in one)."""
     last = message.splitlines()[-1] if message else ''
     return f"{message}{'' if TRAILER.match(last) else chr(10)}Signed-off-by: {who}\n"
-
 
 def maintainers_line(pattern: str, path: str, root: str) -> Optional[str]:
     """The F: line PATTERN gives PATH: a file of a directory its own (a .c and its .h as one)."""
@@ -169,7 +147,6 @@ def maintainers_line(pattern: str, path: str, root: str) -> Optional[str]:
             line = stem + '.[ch]'
     return line if pattern in (path, path + '/') or line != pattern else None
 
-
 def insert_f_line(maintainers: str, section: str, line: str) -> str:
     """MAINTAINERS with "F:<tab>LINE" in SECTION, in order (a section must end in a blank)."""
     lines, f = maintainers.splitlines(), f'F:\t{line}'
@@ -178,7 +155,6 @@ def insert_f_line(maintainers: str, section: str, line: str) -> str:
                    if not lines[i] or lines[i].startswith('F:') and lines[i] > f), -1)
         lines[at:at] = [f] if at >= 0 else []
     return ''.join(rec + '\n' for rec in lines)
-
 
 def maintainers_add(repo: str, paths: Sequence[str]) -> None:
     """The F: lines scripts/series/maintainers gives for PATHS."""
@@ -192,11 +168,9 @@ def maintainers_add(repo: str, paths: Sequence[str]) -> None:
                 Path(name).write_text(insert_f_line(read(name), section.lstrip('\t'), line),
                                       errors='surrogateescape')
 
-
 def makefile_names(line: str) -> List[str]:
     """The files a kselftest Makefile LINE names (a program by its .c)."""
     return [tok + '.c' if tok.endswith('_test') else tok for tok in MAKEFILE_NAME.findall(line)]
-
 
 def filter_makefile(makefile: str, present) -> str:
     """The kselftest MAKEFILE less each line naming a file not present(name) yet."""
@@ -204,11 +178,9 @@ def filter_makefile(makefile: str, present) -> str:
             if line.startswith('#') or all(present(name) for name in makefile_names(line))]
     return '\n'.join(kept).rstrip('\n') + '\n'
 
-
 def filter_config(config: str) -> str:
     """The kselftest CONFIG less the extended suite's options."""
     return config.split(EXTENDED_CONFIG, 1)[0]
-
 
 def ksft_file(repo: str, f: str) -> str:
     """The project's file F as the kselftest files in REPO so far have it."""
@@ -216,7 +188,6 @@ def ksft_file(repo: str, f: str) -> str:
     if f == f'{KSFT}/Makefile':
         return filter_makefile(mine, lambda name: os.path.exists(f'{repo}/{KSFT}/{name}'))
     return filter_config(mine) if f == f'{KSFT}/config' else mine
-
 
 def add_part(s: Series, repo: str, n: int, part: Part) -> None:
     """Commit N of the series: PART's hook-up and files."""
@@ -238,27 +209,22 @@ def add_part(s: Series, repo: str, n: int, part: Part) -> None:
             if os.path.exists(f'{repo}/{f}'):
                 Path(repo, f).write_text(ksft_file(repo, f), errors='surrogateescape')
     s.git(repo, 'add', '-A', check=True)
-    message = commit_message(read(f'{SERIES_DIR}/{part.message}'), s.who)
-    s.git(repo, 'commit', '-q', '-F', '-', check=True,
-          input=message.encode('utf-8', 'surrogateescape'))
-
+    s.git(repo, 'commit', '-q', '-m', commit_message(read(f'{SERIES_DIR}/{part.message}'), s.who),
+          check=True)
 
 def group_dir(s: Series, k: int, group: Group) -> str:
     return f'{s.out}/{k}-{group.name}'
-
 
 def group_mails(out: str) -> List[str]:
     """The patches in OUT, without the cover letter."""
     return [p for p in collated(str(p) for p in Path(out).glob('0*.patch'))
             if not p.endswith('/0000-cover-letter.patch')]
 
-
 def series_base(s: Series, repo: str) -> None:
     """A repository of the pristine files the series changes."""
     hookups = collated(str(p) for p in Path(s.patches, 'hookup').glob('*.patch'))
     lib.base_repo(s.src, repo, f'Linux {s.version} (Debian linux-source-{s.base} {s.debian})',
                   'MAINTAINERS', *lib.patched_files(*hookups, *fix_patches(s)), env=s.env)
-
 
 def make_series(s: Series) -> None:
     """WORK/repo (a commit a part, a branch a group) and each group's mails in OUT/<k>-<group>."""
@@ -278,7 +244,6 @@ def make_series(s: Series) -> None:
         s.git(repo, 'branch', '-f', group.name, 'HEAD', check=True)
         s.git(repo, 'config', f'branch.{group.name}.description', cover, check=True)
         out = group_dir(s, k, group)
-        os.makedirs(out)
         s.git(repo, 'format-patch', '-q', '--cover-letter', '--cover-from-description=subject',
               '--no-signature', '-o', out, f'{previous}..{group.name}', check=True)
         previous = group.name
@@ -292,11 +257,9 @@ def make_series(s: Series) -> None:
             print(f"  {os.path.basename(patch):<58} {m.group(0) if m else '-'}")
     print(f'series: {total} added lines in all')
 
-
 def checkpatch_totals(output: str) -> str:
     """The "total: " lines of checkpatch's OUTPUT, less that word."""
     return '\n'.join(line[7:] for line in output.splitlines() if line.startswith('total: '))
-
 
 def checkpatch(src: str, patch: str) -> Tuple[int, str]:
     """checkpatch --strict of PATCH in SRC (Fixes: ids need git history): status, check line."""
@@ -305,9 +268,9 @@ def checkpatch(src: str, patch: str) -> Tuple[int, str]:
     totals = checkpatch_totals(text([*argv, patch], cwd=src, stderr=STDOUT))
     rc = 0 if totals.startswith('0 errors, 0 warnings, 0 checks, ') else 1
     if rc:
-        say_head(run([*argv, '--terse', patch], cwd=src, stdout=PIPE).stdout, 10)
+        print(''.join(run([*argv, '--terse', patch], cwd=src, stdout=PIPE).stdout
+                      .splitlines(True)[:10]), end='')
     return rc, f"checkpatch --strict {os.path.basename(patch)}: {totals or 'no output'}"
-
 
 def size_lines(patches: Sequence[str], stats: Sequence[List[Tuple[int, str]]]) -> List[str]:
     """Enough patches, no kselftest patch (by numstat) too large to review (a KUnit one is)."""
@@ -326,13 +289,11 @@ def size_lines(patches: Sequence[str], stats: Sequence[List[Tuple[int, str]]]) -
                           f'than {SERIES_MAX_ADDED} lines (at most {most})'))
     return out
 
-
 def git_am(s: Series, repo: str, branch: str, mails: Sequence[str], log: str) -> int:
     """git am of MAILS onto REPO's base as BRANCH (an am left unfinished given up first)."""
     s.git(repo, 'am', '--abort', stdout=DEVNULL, stderr=DEVNULL)
     s.git(repo, 'checkout', '-q', '-f', '-B', branch, 'base', check=True)
     return shown(s.git(repo, 'am', '-q', *mails, log=log).returncode, log)
-
 
 def check_am(s: Series, patches: Sequence[str]) -> None:
     """git am onto a fresh base, of each group too; the kselftest files at the end the project's."""
@@ -359,13 +320,11 @@ def check_am(s: Series, patches: Sequence[str]) -> None:
     result(int(bool(wrong)), f'the last commit has the {len(files)} files of {KSFT} the parts '
            'name, as in the project')
 
-
 def headers_install(s: Series, tree: str, build: str) -> bool:
     """The uapi headers the kselftests build with, in BUILD."""
     log = f'{s.work}/headers.log'
     return not shown(run(['make', '-s', '-C', tree, f'O={build}', 'ARCH=arm64',
                           f'CROSS_COMPILE={CROSS}', 'headers_install'], log=log).returncode, log)
-
 
 def kernel_prefix(s: Series, tree: str, n: int, patch: str) -> None:
     """The arm64 kernel of N patches with the SERIES_OPTIONS TREE has, its KUnit suites run."""
@@ -390,7 +349,6 @@ def kernel_prefix(s: Series, tree: str, n: int, patch: str) -> None:
         ran = f", its KUnit suites pass: {found[-1] if found else ''}"
     result(rc, f"{os.path.basename(patch)}: with the {n} patches so far, the arm64 kernel builds "
            f"with {config.count('TEST')} test options{ran} ({int(time.monotonic()) - t0} s)")
-
 
 def check_prefixes(s: Series, patches: Sequence[str], tree: str, build: str) -> None:
     """The patches applied one by one, the kselftests built after each that changes them."""
@@ -422,10 +380,8 @@ def check_prefixes(s: Series, patches: Sequence[str], tree: str, build: str) -> 
     result(0 if built > 1 else 1, f'all {n} patches apply to the whole pristine Linux '
            f'{s.version} tree; the kselftests built at each of the {built} that change them')
 
-
 def same_file(a: str, b: str) -> bool:
     return os.path.isfile(a) and os.path.isfile(b) and filecmp.cmp(a, b, shallow=False)
-
 
 def unfixed_is(s: Series, tree: str, name: str, stock: str) -> bool:
     """Whether TREE's NAME with the series' fixes taken out is STOCK."""
@@ -440,13 +396,11 @@ def unfixed_is(s: Series, tree: str, name: str, stock: str) -> bool:
                for p in fix_patches(s) if name in lib.patched_files(p)) and \
         same_file(f'{tmp}/{name}', stock)
 
-
 def stock_line(same: int, fixed: int, differ: int) -> str:
     more = f' and, but for the fixes, {fixed} more' if fixed else ''
     return check_line(0 if differ == 0 else 1, f"the stock tree holds the series' {same} kernel "
                       f"files{more}: its KUnit run is the series' own"
                       f"{' without the fixes' if fixed else ''}")
-
 
 def check_tree(s: Series, patches: Sequence[str]) -> None:
     """The series on a copy of the pristine tree, built at each prefix, beside the stock tree."""
@@ -476,7 +430,6 @@ def check_tree(s: Series, patches: Sequence[str]) -> None:
                 print(f'# differs from the stock tree{only}: {name}')
     print(stock_line(n['same'], n['fixed'], n['differ']))
 
-
 def setup(kernel_prefixes: bool = False) -> Series:
     """The series of BASE (its source unpacked if missing), the commits' identity set."""
     base = lib.check_base(os.environ.get('BASE') or lib.default_base())
@@ -492,7 +445,6 @@ def setup(kernel_prefixes: bool = False) -> Series:
     os.makedirs(s.work, exist_ok=True)
     return s
 
-
 def main(argv: List[str]) -> int:
     """series [--check [--kernel-prefixes]], by position."""
     s = setup(argv[:2] == ['--check', '--kernel-prefixes'])
@@ -507,13 +459,11 @@ def main(argv: List[str]) -> int:
         check_tree(s, patches)
     return 0
 
-
 def maintainers(src: str, patch: str, *which: str) -> List[str]:
     """Whom SRC's get_maintainer.pl names for PATCH (WHICH: --m, or --r and --l)."""
     return [line for line in text(['perl', 'scripts/get_maintainer.pl', '--nogit',
                                    '--nogit-fallback', '--no-rolestats', '--nom', '--nor', '--nol',
                                    *which, patch], cwd=src, stderr=DEVNULL).splitlines() if line]
-
 
 def fixes_main(argv: List[str]) -> int:
     """make fixes: the series' fixes (and their test) on their own in out/fixes/<base>/."""

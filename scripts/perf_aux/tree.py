@@ -20,9 +20,8 @@ OVERLAY = ('kernel/events/ring_buffer_kunit.c', 'kernel/events/ring_buffer_kunit
            'tools/testing/selftests/perf_aux',
            'tools/testing/selftests/perf_events/mmap_accounting.c')
 RECIPE = '.perf_aux-recipe'
-# The trees a new tree may start from, in order of preference.
+# The trees a new tree starts from, the first made.
 SEEDS = ('reference', 'stock', 'mutant', 'series-')
-
 
 def cat(path: str) -> str:
     """PATH's content less its trailing newlines; '' without it."""
@@ -31,10 +30,8 @@ def cat(path: str) -> str:
     except OSError:
         return ''
 
-
 def write_line(path: str, line: str) -> None:
     Path(path).write_text(line + '\n', errors='surrogateescape')
-
 
 def walk(top: str) -> List[str]:
     """The files and links under TOP, relative to it; its .git left out."""
@@ -45,15 +42,6 @@ def walk(top: str) -> List[str]:
         found += [os.path.relpath(os.path.join(d, n), top)
                   for n in names + [x for x in dirs if os.path.islink(os.path.join(d, x))]]
     return found
-
-
-def regular_files(root: str, paths: Sequence[str]) -> List[str]:
-    """The regular files among PATHS and under them, in ROOT, sorted."""
-    found = [p for p in paths if os.path.isfile(f'{root}/{p}')]
-    found += [f'{p}/{f}' for p in paths if os.path.isdir(f'{root}/{p}')
-              for f in walk(f'{root}/{p}')]
-    return collated(f for f in found if not os.path.islink(f'{root}/{f}'))
-
 
 def tree_state(src: str) -> bytes:
     """A git tree's HEAD, diff and untracked files' sha256sum; another's names, sizes, times."""
@@ -75,7 +63,6 @@ def tree_state(src: str) -> bytes:
             state += f"{'' if escaped == name else chr(92)}{digest}  {escaped}\n"
     return os.fsencode(state)
 
-
 def tree_describe(src: str) -> str:
     """tree_state in words, for the run's log and the report."""
     described = run(['git', '-C', src, 'describe', '--always', '--dirty', '--abbrev=12'],
@@ -84,10 +71,8 @@ def tree_describe(src: str) -> str:
         return 'git ' + described.stdout.rstrip('\n')
     return f'not a git tree, files {hashlib.sha256(tree_state(src)).hexdigest()[:12]}'
 
-
 def series_diff(cache: str, base: str) -> str:
     return os.path.join(cache, 'series-am', f'{base}.diff')
-
 
 def series_am(src: str, cache: str, base: str, series: str) -> int:
     """git am of SERIES onto SRC's files, as one diff in series_diff; how many it applied."""
@@ -108,7 +93,6 @@ def series_am(src: str, cache: str, base: str, series: str) -> int:
                                                   check=True).stdout, errors='surrogateescape')
     return count
 
-
 def patch_list(name: str, mutant: str, cache: str, base: str) -> List[str]:
     """Tree NAME's patches in order: a series, the hook-ups, the reference ones, the mutant."""
     patches = lib.base_patches(base)
@@ -118,25 +102,23 @@ def patch_list(name: str, mutant: str, cache: str, base: str) -> List[str]:
         found += collated(str(p) for p in Path(patches, 'reference').glob('*.patch'))
     return found + ([mutant] if mutant else [])
 
-
-def project_path(root: str, path: str) -> str:
-    """PATH relative to the project ROOT where it is in it."""
-    root, full = os.path.abspath(root), os.path.abspath(path)
-    return os.path.relpath(path, root) if os.path.commonpath([root, full]) == root else path
-
-
 def recipe(root: str, src: str, version: str, name: str, patches: Sequence[str]) -> str:
-    """A hash of the source, its version (a user's state), the patches and overlay by path."""
+    """A hash of the source, its version (a user's state), the patches (by their path in the
+    project where they are in it) and the overlay's regular files, with their content."""
     digest = hashlib.sha256(os.fsencode(f'{src} {version}\n'))
     if name == 'custom':
         digest.update(tree_state(src))
-    parts = [(project_path(root, path), path) for path in patches]
-    parts += [(f, os.path.join(root, f)) for f in regular_files(root, OVERLAY)]
+    root = os.path.abspath(root)
+    parts = [(os.path.relpath(p, root) if os.path.commonpath([root, os.path.abspath(p)]) == root
+              else p, p) for p in patches]
+    overlay = [p for p in OVERLAY if os.path.isfile(f'{root}/{p}')]
+    overlay += [f'{p}/{f}' for p in OVERLAY if os.path.isdir(f'{root}/{p}')
+                for f in walk(f'{root}/{p}')]
+    parts += [(f, f'{root}/{f}') for f in collated(overlay) if not os.path.islink(f'{root}/{f}')]
     for label, path in parts:
         digest.update(os.fsencode(label + '\n'))
         digest.update(Path(path).read_bytes())
     return digest.hexdigest()
-
 
 def seed_build(tree: str, build: str, base: str) -> None:
     """TREE's BUILD directory, where it has none, from the first tree of BASE that has one."""
@@ -148,7 +130,6 @@ def seed_build(tree: str, build: str, base: str) -> None:
             print(f'starting {tree}/{build} from {other}')
             run(['cp', '-a', other, os.path.join(tree, build)], check=True)
             return
-
 
 def staged_content(root: str, src: str, stage: str, patches: Sequence[str]) -> None:
     """STAGE: the overlay and the files the patches change, patched; STAGE.files, their list."""
@@ -166,7 +147,6 @@ def staged_content(root: str, src: str, stage: str, patches: Sequence[str]) -> N
     listed += ['/' + path for path in OVERLAY if not os.path.exists(f'{src}/{path}')]
     Path(stage + '.files').write_text(''.join(f'{p}\n' for p in listed), errors='surrogateescape')
 
-
 def restore_unstaged(src: str, tree: str, old: str, new: str) -> None:
     """The files listed in OLD and not in NEW back to SRC's content (or away)."""
     for path in collated(set(cat(old).split('\n')) - set(cat(new).split('\n')) - {''}):
@@ -174,7 +154,6 @@ def restore_unstaged(src: str, tree: str, old: str, new: str) -> None:
             run(['rsync', '-lc', src + path, tree + path], check=True)
         elif os.path.isfile(tree + path):
             os.remove(tree + path)
-
 
 def sync_tree(name: str, src: str, tree: str, staging: str) -> None:
     """TREE made SRC plus STAGING, by content: only files that differ get a new mtime."""
@@ -191,7 +170,6 @@ def sync_tree(name: str, src: str, tree: str, staging: str) -> None:
     run(['rsync', '-rlc', staging + '/', tree + '/'], check=True)
     shutil.copyfile(staging + '.files', staged)
     write_line(os.path.join(tree, '.perf_aux-src'), stamp)
-
 
 def source(r: Run, cache: str):
     """The source of R's tree, its base and its origin in words."""
@@ -216,7 +194,6 @@ def source(r: Run, cache: str):
         count = series_am(src, cache, r.base, r.series)
         origin += f' + series "{lib.series_subject(r.series)}" ({count} patches)'
     return src, r.base, origin
-
 
 def kernel_tree(r: Run, mutant: str = '') -> int:
     """R's tree (with MUTANT, a patch) brought up to date."""
@@ -260,7 +237,6 @@ def kernel_tree(r: Run, mutant: str = '') -> int:
     write_line(os.path.join(tree, '.perf_aux-source'), f'{origin}, version {version}')
     write_line(os.path.join(tree, RECIPE), stamp)
     return 0
-
 
 def main(argv: List[str]) -> int:
     """kernel-tree NAME [MUTANT.patch], the rest from the environment."""

@@ -22,7 +22,6 @@ SCRIPTS = os.path.dirname(HERE)
 sys.path.insert(0, SCRIPTS)
 from perf_aux import deps, lib  # noqa: E402
 
-
 class DepsTest(unittest.TestCase):
     def test_missing_as_dpkg_says(self) -> None:
         self.assertEqual([], deps.missing(['dpkg', 'bash']))
@@ -100,7 +99,6 @@ class DepsTest(unittest.TestCase):
         self.assertEqual(2, proc.returncode)
         self.assertIn("unknown TARGET='sparc'", proc.stdout)
         self.assertNotIn('installing:', proc.stdout)
-
 
 if __name__ == '__main__':
     unittest.main()

@@ -24,7 +24,6 @@ ROOT = os.path.dirname(SCRIPTS)
 sys.path.insert(0, SCRIPTS)
 from perf_aux import kselftest, lib, shell  # noqa: E402
 
-
 class InitramfsTest(unittest.TestCase):
 
     def setUp(self) -> None:
@@ -136,7 +135,6 @@ class InitramfsTest(unittest.TestCase):
         self.assertEqual(0, kselftest.gzipped(['cat'], out, stdin=subprocess.DEVNULL))
         self.assertEqual(3, kselftest.gzipped(['sh', '-c', 'exit 3'], out))
 
-
 class BootTest(unittest.TestCase):
 
     def test_boot_command_line(self) -> None:
@@ -202,7 +200,6 @@ class BootTest(unittest.TestCase):
         with mock.patch('sys.stderr'), self.assertRaises(lib.Error) as e:
             kselftest.main(['a', 'b'])
         self.assertEqual(2, e.exception.status)
-
 
 if __name__ == '__main__':
     unittest.main()

@@ -26,7 +26,6 @@ from perf_aux import kunit, lib  # noqa: E402
 STATS = ('autoconf_test\t0\ncache_miss\t7\ndirect_cache_hit\t20\n'
          'preprocessed_cache_hit\t3\nlocal_storage_hit\t23\n')
 
-
 class KunitTest(unittest.TestCase):
 
     def setUp(self) -> None:
@@ -144,7 +143,6 @@ class KunitTest(unittest.TestCase):
                               text=True)
         self.assertEqual(2, proc.returncode)
         self.assertIn("unknown TARGET='sparc'", proc.stdout)
-
 
 if __name__ == '__main__':
     unittest.main()

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import unittest
 from unittest import mock
+from pathlib import Path
 from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,7 +41,6 @@ $(OUTPUT)/gone_test: LDLIBS += -lpthread
 
 """
 
-
 def patch(*files: str, message: str = 'a patch\n') -> str:
     """A patch adding FILES, each "path:lines" (that many lines)."""
     out = ['From 0 Mon Sep 17 00:00:00 2001', 'Subject: [PATCH] x', '',
@@ -51,7 +51,6 @@ def patch(*files: str, message: str = 'a patch\n') -> str:
                 '--- /dev/null', f'+++ b/{path}', f'@@ -0,0 +1,{count} @@']
         out += [f'+line {i}' for i in range(int(count))]
     return '\n'.join(out) + '\n'
-
 
 class PartsTest(unittest.TestCase):
     def test_parse(self) -> None:
@@ -98,7 +97,6 @@ class PartsTest(unittest.TestCase):
         for name in os.listdir(os.path.join(SCRIPTS, 'series')):
             if name.endswith('.txt') and name != 'fixes-cover.txt':
                 self.assertIn(name, used)
-
 
 class MakefileTest(unittest.TestCase):
     def test_names(self) -> None:
@@ -151,7 +149,6 @@ class MakefileTest(unittest.TestCase):
         self.assertNotIn('FAIL_PAGE_ALLOC', ours)
         self.assertIn('CONFIG_FAIL_PAGE_ALLOC=y\n', text)
 
-
 class MaintainersTest(unittest.TestCase):
     MAINTAINERS = ('FOO\nM:\tA <a@b>\nF:\ta/foo.c\nF:\tz/zz.c\n\n'
                    'PERFORMANCE EVENTS SUBSYSTEM\nM:\tP <p@q>\n'
@@ -197,7 +194,6 @@ class MaintainersTest(unittest.TestCase):
         self.assertEqual(self.MAINTAINERS, series.insert_f_line(
             self.MAINTAINERS, 'ZED', 'zz'))
 
-
 class MessageTest(unittest.TestCase):
     def test_sign_off(self) -> None:
         self.assertEqual('subject\n\nbody\n\nSigned-off-by: A <a@b>\n',
@@ -221,18 +217,15 @@ class MessageTest(unittest.TestCase):
         self.assertEqual(env, series.identity('A B <a@b>'))
         self.assertEqual('plain@x', series.identity('plain@x')['GIT_AUTHOR_NAME'])
 
-
 class ChecksTest(unittest.TestCase):
     def setUp(self) -> None:
-        self.dir = tempfile.TemporaryDirectory()
-        self.addCleanup(self.dir.cleanup)
+        self.dir = self.enterContext(tempfile.TemporaryDirectory())
 
     def file(self, name: str, text: str) -> str:
-        path = os.path.join(self.dir.name, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, 'w') as f:
-            f.write(text)
-        return path
+        path = Path(self.dir, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return str(path)
 
     def test_numstat(self) -> None:
         p = self.file('p.patch', patch('a.c:3', 'b.c:2',
@@ -251,17 +244,18 @@ class ChecksTest(unittest.TestCase):
         self.assertEqual('0 errors, 1 warnings, 0 checks, 12 lines checked',
                          series.checkpatch_totals(out))
         # A stand-in checkpatch.pl: its findings, then its totals.
-        src = self.dir.name
-        script = self.file('scripts/checkpatch.pl', 'print "a.patch:1: WARNING: x\\n";\n'
-                           'print "total: $ENV{TOTALS}\\n" unless grep { $_ eq "--terse" } @ARGV;\n')
-        self.assertTrue(os.path.isfile(script))
-        with mock.patch.dict(os.environ, TOTALS='0 errors, 1 warnings, 0 checks, 12 lines checked'), \
+        src = self.dir
+        self.file('scripts/checkpatch.pl', 'print "a.patch:1: WARNING: x\\n";\nprint '
+                  '"total: $ENV{TOTALS}\\n" unless grep { $_ eq "--terse" } @ARGV;\n')
+        warned = '0 errors, 1 warnings, 0 checks, 12 lines checked'
+        with mock.patch.dict(os.environ, TOTALS=warned), \
                 contextlib.redirect_stdout(io.StringIO()) as shown:
             rc, line = series.checkpatch(src, '/o/0001-x.patch')
         self.assertEqual((1, 'checkpatch --strict 0001-x.patch: 0 errors, 1 warnings, 0 checks, '
                           '12 lines checked'), (rc, line))
         self.assertEqual('a.patch:1: WARNING: x\n', shown.getvalue())
-        with mock.patch.dict(os.environ, TOTALS='0 errors, 0 warnings, 0 checks, 5 lines checked'), \
+        clean = '0 errors, 0 warnings, 0 checks, 5 lines checked'
+        with mock.patch.dict(os.environ, TOTALS=clean), \
                 contextlib.redirect_stdout(io.StringIO()) as shown:
             self.assertEqual(0, series.checkpatch(src, '/o/0001-x.patch')[0])
         self.assertEqual('', shown.getvalue())
@@ -302,23 +296,22 @@ class ChecksTest(unittest.TestCase):
 
     def test_git_am(self) -> None:
         """A series that does not apply is given up before the next git am."""
-        src = os.path.join(self.dir.name, 'src')
+        src = os.path.join(self.dir, 'src')
         self.file('src/a.c', 'a\n')
         s = mock.Mock(env=series.identity('A <a@b>'))
         s.git = lambda repo, *args, **kw: series.Series.git(s, repo, *args, **kw)
-        repo = os.path.join(self.dir.name, 'repo')
+        repo = os.path.join(self.dir, 'repo')
         lib.base_repo(src, repo, 'base', 'a.c')
         good = self.file('good.patch', 'From: A <a@b>\nSubject: [PATCH] a\n\n---\n'
                          'diff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n@@ -1 +1 @@\n-a\n+b\n')
         bad = self.file('bad.patch', series.read(good).replace('-a\n', '-x\n'))
-        log = os.path.join(self.dir.name, 'am.log')
+        log = os.path.join(self.dir, 'am.log')
         with contextlib.redirect_stdout(io.StringIO()) as shown:
             self.assertNotEqual(0, series.git_am(s, repo, 'try', [bad], log))
             self.assertEqual(0, series.git_am(s, repo, 'try', [good], log))
         self.assertIn('patch failed', shown.getvalue().lower())
         with open(os.path.join(repo, 'a.c')) as f:
             self.assertEqual('b\n', f.read())
-
 
 class ShellTest(unittest.TestCase):
     """perf_aux.shell: a script's status from what ended it."""
@@ -370,7 +363,6 @@ class ShellTest(unittest.TestCase):
         self.assertEqual(2, proc.returncode)
         self.assertEqual('', proc.stdout)
         self.assertIn("perf_aux: error: unknown BASE='0.1'", proc.stderr)
-
 
 if __name__ == '__main__':
     unittest.main()
