@@ -1,18 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The kselftest boot: the tree's selftests built static, packed with
-busybox and scripts/initramfs/init by the kernel's own gen_init_cpio (no
-root, no mknod), booted under QEMU on the kernel perf_aux kunit built.
-KSELFTEST_ROOTFS=DIR boots a Debian root filesystem instead, the way
-KernelCI and LKFT run the kselftests (test-definitions from TESTDEFS_DIR).
-"""
+"""The kselftest boot: the selftests built static, with busybox and scripts/initramfs/init in an
+initramfs (gen_init_cpio: no root), or KSELFTEST_ROOTFS=DIR's Debian root as KernelCI has it."""
 
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
-from typing import List, NamedTuple, Optional, Sequence
+from typing import List, NamedTuple, Sequence
 
 from . import lib
 from .lib import DEVNULL, Run, die, run, show, status
@@ -24,7 +18,6 @@ BOOT_SECONDS = 1200
 SANITIZE_EXTRA_SECONDS = 1200
 MARK = b'PERF_AUX: '
 
-
 class Build(NamedTuple):
     """A kernel build of a tree: where, and for which ARCH."""
     tree: str
@@ -34,24 +27,16 @@ class Build(NamedTuple):
 
     def make(self, *args: str, directory: str = '') -> List[str]:
         return ['make', '-s', '-C', directory or self.tree, f'O={self.build}',
-                f'ARCH={self.arch}',
-                *([f'CROSS_COMPILE={self.cross}'] if self.cross else []),
+                f'ARCH={self.arch}', *([f'CROSS_COMPILE={self.cross}'] if self.cross else []),
                 *args]
-
 
 def entries(top: str) -> List[str]:
     """Every name under TOP (links not entered), relative, collated."""
-    found = []
-    for path, dirs, names in os.walk(top):
-        rel = os.path.relpath(path, top)
-        found += [name if rel == '.' else os.path.join(rel, name)
-                  for name in dirs + names]
-    return lib.collated(found)
-
+    return lib.collated(os.path.relpath(os.path.join(d, name), top)
+                        for d, dirs, names in os.walk(top) for name in dirs + names)
 
 def selftests(b: Build, targets: str) -> int:
-    """The selftests of TARGETS installed (static) in
-    BUILD/kselftest_install; a failing make leaves the boot to fail."""
+    """TARGETS' selftests installed in BUILD/kselftest_install (a failure fails the boot)."""
     install = os.path.join(b.build, 'kselftest_install')
     rc = status(b.make('headers_install'))
     if rc:
@@ -59,195 +44,123 @@ def selftests(b: Build, targets: str) -> int:
     shutil.rmtree(install, ignore_errors=True)
     rc = status(b.make(f'TARGETS={targets}', 'USERLDFLAGS=-static',
                        f'KSFT_INSTALL_PATH={install}', 'install',
-                       directory=os.path.join(b.tree,
-                                              'tools/testing/selftests')))
+                       directory=os.path.join(b.tree, 'tools/testing/selftests')))
     if rc:
         print(f'kselftests: the install of {targets} exit {rc}')
     listed = Path(install, 'kselftest-list.txt')
-    if listed.is_file() and listed.stat().st_size:
-        names = [line.split(':')[1] if ':' in line else line
-                 for line in listed.read_text(
-                     errors='surrogateescape').splitlines()]
-        print(' '.join(['kselftests:', *' '.join(names).split()]))
-    else:
-        print(f'kselftests: TARGETS={targets} holds no test yet')
+    names = listed.read_text(errors='surrogateescape').split() if listed.is_file() else []
+    print(' '.join(['kselftests:', *(n.split(':', 1)[-1] for n in names)]) if names else
+          f'kselftests: TARGETS={targets} holds no test yet')
     return 0
 
+def cpio_entries(top: str, dest: str, mode: str = '') -> List[str]:
+    """gen_init_cpio's entries of what is under TOP at DEST, links left out, files in MODE (or
+    their own)."""
+    paths = [(f, os.path.join(top, f)) for f in entries(top) if not os.path.islink(f'{top}/{f}')]
+    return [f'dir {dest}/{f} 0755 0 0' if os.path.isdir(path) else
+            f"file {dest}/{f} {path} {mode or format(os.stat(path).st_mode & 0o7777, 'o')} 0 0"
+            for f, path in paths]
 
-def cpio_list(root: str, busybox: str, ksft: str) -> List[str]:
-    """gen_init_cpio's entries: busybox, the init, the kselftests."""
-    lines = [f'dir /{d} 0755 0 0' for d in INITRAMFS_DIRS]
-    lines += ['nod /dev/console 0600 0 0 c 5 1',
-              f'file /bin/busybox {busybox} 0755 0 0',
-              f'file /init {root}/scripts/initramfs/init 0755 0 0']
-    for f in entries(ksft):
-        path = os.path.join(ksft, f)
-        if os.path.isdir(path):
-            lines.append(f'dir /kselftest/{f} 0755 0 0')
-        else:
-            mode = format(os.lstat(path).st_mode & 0o7777, 'o')
-            lines.append(f'file /kselftest/{f} {path} {mode} 0 0')
-    return lines
-
-
-def modules_list(top: str) -> List[str]:
-    """gen_init_cpio's entries of the modules under TOP, links left out."""
-    return [f'dir /{f} 0755 0 0' if os.path.isdir(f'{top}/{f}') else
-            f'file /{f} {top}/{f} 0644 0 0'
-            for f in entries(top) if not os.path.islink(f'{top}/{f}')]
-
-
-def gzip_of(argv: Sequence[str], out: str, cwd: Optional[str] = None,
-            stdin=None) -> int:
-    """ARGV | gzip -1 > OUT; the first failing status of the two."""
-    sys.stdout.flush()
-    with open(out, 'wb') as f:
-        with subprocess.Popen(argv, cwd=cwd, stdin=stdin,
-                              stdout=subprocess.PIPE) as producer:
-            rc = status(['gzip', '-1'], stdin=producer.stdout, stdout=f)
-            producer.stdout.close()
-    return producer.returncode or rc
-
+def gzipped(argv: Sequence[str], out: str, **kw) -> int:
+    """ARGV's output gzipped (-1) into OUT (a name ending in .gz); the first failing status."""
+    with open(out[:-3], 'wb') as f:
+        rc = status(argv, stdout=f, **kw)
+    return rc or status(['gzip', '-1', '-f', out[:-3]])
 
 def busybox_initramfs(root: str, b: Build, busybox: str) -> int:
-    """BUILD/initramfs.cpio.gz, a modular kernel's modules included."""
-    lines = cpio_list(root, busybox, f'{b.build}/kselftest_install')
-    config = Path(b.build, '.config').read_bytes()
-    if b'\nCONFIG_MODULES=y\n' in b'\n' + config:
+    """BUILD/initramfs.cpio.gz: busybox, the init, the kselftests, a modular kernel's modules."""
+    lines = [*(f'dir /{d} 0755 0 0' for d in INITRAMFS_DIRS), 'nod /dev/console 0600 0 0 c 5 1',
+             f'file /bin/busybox {busybox} 0755 0 0',
+             f'file /init {root}/scripts/initramfs/init 0755 0 0',
+             *cpio_entries(f'{b.build}/kselftest_install', '/kselftest')]
+    if b'\nCONFIG_MODULES=y\n' in b'\n' + Path(b.build, '.config').read_bytes():
         mods = os.path.join(b.build, 'modules_install')
         shutil.rmtree(mods, ignore_errors=True)
-        rc = status(b.make(f'INSTALL_MOD_PATH={mods}', 'INSTALL_MOD_STRIP=1',
-                           'modules_install'))
+        rc = status(b.make(f'INSTALL_MOD_PATH={mods}', 'INSTALL_MOD_STRIP=1', 'modules_install'))
         if rc:
             return rc
-        lines += modules_list(mods)
+        lines += cpio_entries(mods, '', '0644')
     listed = os.path.join(b.build, 'initramfs.list')
-    Path(listed).write_text(''.join(line + '\n' for line in lines),
-                            errors='surrogateescape')
-    return gzip_of([os.path.join(b.build, 'usr/gen_init_cpio'), listed],
+    Path(listed).write_text(''.join(line + '\n' for line in lines), errors='surrogateescape')
+    return gzipped([os.path.join(b.build, 'usr/gen_init_cpio'), listed],
                    os.path.join(b.build, 'initramfs.cpio.gz'))
 
-
-def rootfs_initramfs(root: str, rootfs: str, ksft: str, testdefs: str,
-                     out: str, init: str = 'testdefs-init') -> int:
-    """ROOTFS with the kselftests where KernelCI has them, test-definitions
-    and scripts/initramfs/INIT as /init, as a gzipped cpio (owners and nodes
-    kept)."""
+def rootfs_initramfs(root: str, rootfs: str, ksft: str, testdefs: str, out: str,
+                     init: str = 'testdefs-init') -> int:
+    """ROOTFS with the kselftests as KernelCI has them, TESTDEFS and INIT, as a cpio.gz OUT."""
     work = tempfile.mkdtemp()
     try:
-        steps = [['cp', '-a', f'{rootfs}/.', f'{work}/'],
-                 ['mkdir', '-p', f'{work}/opt/kselftests'],
-                 ['cp', '-a', ksft, f'{work}/opt/kselftests/mainline'],
-                 ['install', '-m', '0755',
-                  f'{root}/scripts/initramfs/{init}', f'{work}/init']]
+        run(['cp', '-a', f'{rootfs}/.', f'{work}/'], check=True)
+        os.makedirs(f'{work}/opt/kselftests', exist_ok=True)
+        run(['cp', '-a', ksft, f'{work}/opt/kselftests/mainline'], check=True)
+        run(['install', '-m', '0755', f'{root}/scripts/initramfs/{init}', f'{work}/init'],
+            check=True)
         if testdefs:
-            steps.append(['cp', '-a', testdefs,
-                          f'{work}/opt/test-definitions'])
-        for argv in steps:
-            run(argv, check=True)
-        names = ''.join(f'./{f}\n' for f in entries(work)).encode(
-            'utf-8', 'surrogateescape')
-        with tempfile.TemporaryFile() as listing:
-            listing.write(names)
-            listing.seek(0)
-            return gzip_of(['cpio', '-o', '-H', 'newc', '--quiet'], out,
-                           cwd=work, stdin=listing)
+            run(['cp', '-a', testdefs, f'{work}/opt/test-definitions'], check=True)
+        with tempfile.TemporaryFile() as names:
+            names.write(os.fsencode(''.join(f'./{f}\n' for f in entries(work))))
+            names.seek(0)
+            return gzipped(['cpio', '-o', '-H', 'newc', '--quiet'], out, cwd=work, stdin=names)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-
-def qemu(target: str, b: Build, cmdline: str, cpu: str) -> List[str]:
-    """QEMU for TARGET booting BUILD's kernel with CMDLINE."""
-    if target.startswith('arm64-'):
-        return ['qemu-system-aarch64', '-machine', 'virt', '-cpu', cpu,
-                '-kernel', os.path.join(b.build, 'arch/arm64/boot/Image.gz'),
-                '-append', f'console=ttyAMA0 {cmdline}']
-    return ['qemu-system-x86_64',
-            '-kernel', os.path.join(b.build, 'arch/x86/boot/bzImage'),
-            '-append', f'console=ttyS0 {cmdline}']
-
-
-def boot(target: str, b: Build, initrd: str, log: str, cpus: str,
-         args: Sequence[str], extra: int = 0) -> int:
-    """INITRD booted on CPUS CPUs with ARGS, under timeout (EXTRA seconds
-    more), the console in LOG.  An oops panics, and panic=-1 ends the
-    boot at once."""
-    cmdline = ' '.join(['panic=-1 oops=panic kunit.enable=0',
-                        *lib.vmalloc_args('-', 'off'), 'rdinit=/init', *args])
-    return status(['timeout', str(BOOT_SECONDS + extra),
-                   *qemu(target, b, cmdline, lib.ARM64_QEMU_CPU),
-                   '-nodefaults', '-m', str(lib.GUEST_MEMORY_MIB),
-                   '-smp', cpus,
-                   '-initrd', initrd, '-no-reboot', '-nographic', '-serial',
-                   'stdio'], stdin=DEVNULL, log=log)
-
+def boot(target: str, b: Build, initrd: str, log: str, cpus: str, args: Sequence[str],
+         extra: int = 0) -> int:
+    """INITRD booted with ARGS, the console in LOG; an oops panics, and panic=-1 ends it."""
+    cmdline = ' '.join(['panic=-1 oops=panic kunit.enable=0', *lib.vmalloc_args('-', 'off'),
+                        'rdinit=/init', *args])
+    qemu = ['qemu-system-aarch64', '-machine', 'virt', '-cpu', lib.ARM64_QEMU_CPU, '-kernel',
+            f'{b.build}/arch/arm64/boot/Image.gz', '-append', f'console=ttyAMA0 {cmdline}'] \
+        if target.startswith('arm64-') else ['qemu-system-x86_64', '-kernel',
+                                             f'{b.build}/arch/x86/boot/bzImage', '-append',
+                                             f'console=ttyS0 {cmdline}']
+    return status(['timeout', str(BOOT_SECONDS + extra), *qemu, '-nodefaults', '-m',
+                   str(lib.GUEST_MEMORY_MIB), '-smp', cpus, '-initrd', initrd, '-no-reboot',
+                   '-nographic', '-serial', 'stdio'], stdin=DEVNULL, log=log)
 
 def marked(log: str) -> List[bytes]:
     """The log's lines of the init's and the tests' own (PERF_AUX: ...)."""
     with open(log, 'rb') as f:
-        return [line.rstrip(b'\n') + b'\n' for line in f
-                if line.startswith(MARK)]
+        return [line.rstrip(b'\n') + b'\n' for line in f if line.startswith(MARK)]
 
-
-def kselftest(r: Run, log: str, targets: str = '', rootfs: str = '',
-              testdefs: str = '') -> int:
-    """R's kselftests of TARGETS booted (ROOTFS: on that root filesystem),
-    the console in LOG; the marked lines shown."""
+def kselftest(r: Run, log: str) -> int:
+    """R's KSELFTEST_TARGETS booted (on KSELFTEST_ROOTFS), the console in LOG, our lines shown."""
     env = os.environ
-    targets = targets or env.get('KSELFTEST_TARGETS') or 'perf_aux perf_events'
-    rootfs = rootfs or env.get('KSELFTEST_ROOTFS', '')
+    rootfs = env.get('KSELFTEST_ROOTFS', '')
     b = Build(r.tree, os.path.join(r.tree, lib.build_dir(r.target, r.variant)),
               lib.target_arch(r.target), lib.target_cross(r.target))
     busybox = os.path.join(lib.cache(), 'busybox/arm64/busybox') \
         if r.target.startswith('arm64-') else '/bin/busybox'
     if not os.access(busybox, os.X_OK):
-        die(f'no busybox for {r.target} (run PYTHONPATH=scripts '
-            f'python3 -m perf_aux deps {r.target})')
-    cpus = str(lib.variant_cpus(r.variant))
+        die(f'no busybox for {r.target} (run PYTHONPATH=scripts python3 -m perf_aux deps '
+            f'{r.target})')
     # A soak's own time on top, and the sanitizers'.
-    extra = int(env.get('BOOT_EXTRA_SECONDS') or 0)
-    if r.variant == 'soak':
-        extra = int(env.get('DURATION') or 600)
-    elif r.variant == 'sanitize':
-        extra = SANITIZE_EXTRA_SECONDS
-    stage(f'build kselftests {r.kernel}-{r.target}', selftests, b, targets)
-    if rootfs:
-        initrd = os.path.join(b.build, 'initramfs-rootfs.cpio.gz')
-        rc = rootfs_initramfs(lib.ROOT, rootfs,
-                              os.path.join(b.build, 'kselftest_install'),
-                              testdefs or env.get('TESTDEFS_DIR', ''), initrd)
-        rc = rc or stage(f'boot test-definitions {r.name}', boot, r.target,
-                         b, initrd, log, cpus, r.kargs, extra)
-        if rc:
-            return rc
-        lines = marked(log)
-        show(b''.join(lines))
-        if not lines:
-            die('the test-definitions boot printed nothing of ours')
-        return 0
-    rc = busybox_initramfs(lib.ROOT, b, busybox)
-    if rc:
-        return rc
-    rc = stage(f'boot kselftests {r.name}', boot, r.target, b,
-               os.path.join(b.build, 'initramfs.cpio.gz'), log, cpus,
-               [*r.kargs, *lib.variant_args(r.variant)], extra)
+    extra = {'soak': int(env.get('DURATION') or 600), 'sanitize': SANITIZE_EXTRA_SECONDS}
+    stage(f'build kselftests {r.kernel}-{r.target}', selftests, b,
+          env.get('KSELFTEST_TARGETS') or 'perf_aux perf_events')
+    initrd = os.path.join(b.build, 'initramfs-rootfs.cpio.gz' if rootfs else 'initramfs.cpio.gz')
+    rc = rootfs_initramfs(lib.ROOT, rootfs, f'{b.build}/kselftest_install',
+                          env.get('TESTDEFS_DIR', ''), initrd) if rootfs else \
+        busybox_initramfs(lib.ROOT, b, busybox)
+    rc = rc or stage(f"boot {'test-definitions' if rootfs else 'kselftests'} {r.name}", boot,
+                     r.target, b, initrd, log, str(lib.variant_cpus(r.variant)),
+                     [*r.kargs, *([] if rootfs else lib.variant_args(r.variant))],
+                     extra.get(r.variant, 0))
     if rc:
         return rc
     lines = marked(log)
     if not lines:
-        show(b''.join(Path(log).read_bytes().splitlines(True)[-30:]))
-        die(f'the kselftest boot of {r.kernel}-{r.target} printed nothing '
-            'of ours')
+        if not rootfs:
+            show(b''.join(Path(log).read_bytes().splitlines(True)[-30:]))
+        die('the test-definitions boot printed nothing of ours' if rootfs else
+            f'the kselftest boot of {r.kernel}-{r.target} printed nothing of ours')
     show(b''.join(lines))
     return 0
-
 
 def main(argv: List[str]) -> int:
     """kselftest NAME TARGET VARIANT LOG [KERNEL_ARG...]."""
     if len(argv) < 4:
-        print('usage: python3 -m perf_aux kselftest NAME TARGET VARIANT LOG '
-              '[KERNEL_ARG...]', file=sys.stderr)
-        return 2
-    r = Run(argv[0], os.environ.get('BASE') or lib.default_base(),
-            argv[1], argv[2], tuple(argv[4:]))
+        die('usage: python3 -m perf_aux kselftest NAME TARGET VARIANT LOG [KERNEL_ARG...]')
+    r = Run(argv[0], os.environ.get('BASE') or lib.default_base(), argv[1], argv[2],
+            tuple(argv[4:]))
     return kselftest(r, argv[3])

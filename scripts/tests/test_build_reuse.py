@@ -34,7 +34,6 @@ if sys.argv[1] == 'exec':
     open(os.path.join(build, 'test.log'), 'w').write('ok 1 stand-in\\n')
 '''
 
-
 class BuildReuseTest(unittest.TestCase):
 
     def setUp(self) -> None:
@@ -113,7 +112,6 @@ class BuildReuseTest(unittest.TestCase):
         self.boot('strict', 'check-1')
         self.assertEqual(['build', 'exec', 'build', 'build', 'exec'],
                          self.calls())
-
 
 if __name__ == '__main__':
     unittest.main()

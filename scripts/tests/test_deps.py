@@ -22,23 +22,19 @@ SCRIPTS = os.path.dirname(HERE)
 sys.path.insert(0, SCRIPTS)
 from perf_aux import deps, lib  # noqa: E402
 
-
 class DepsTest(unittest.TestCase):
-
     def test_missing_as_dpkg_says(self) -> None:
-        self.assertEqual([], deps.Deps.missing(['dpkg', 'bash']))
+        self.assertEqual([], deps.missing(['dpkg', 'bash']))
         self.assertEqual(['perf-aux-no-such-package'],
-                         deps.Deps.missing(['bash', 'perf-aux-no-such-package']))
+                         deps.missing(['bash', 'perf-aux-no-such-package']))
 
     def test_nothing_missing_installs_nothing(self) -> None:
-        d = deps.Deps()
         with mock.patch.object(deps, 'run') as run:
-            d.install_packages(['dpkg', 'bash'])
+            deps.install(['dpkg', 'bash'])
         run.assert_not_called()
 
     def test_private_apt_keeps_the_machines_state(self) -> None:
-        d = deps.Deps()
-        argv = d.apt_arm64('/c/apt/trixie-arm64', 'update')
+        argv = deps.apt('/c/apt/trixie-arm64', 'arm64', 'update')
         options = [argv[i + 1] for i, a in enumerate(argv) if a == '-o']
         for option in ('Dir::Etc::sourcelist', 'Dir::State::Lists',
                        'Dir::State::status', 'Dir::Cache::archives'):
@@ -48,37 +44,53 @@ class DepsTest(unittest.TestCase):
                 '/c/apt/trixie-arm64/'), values[0])
         self.assertIn('APT::Architectures::=arm64', options)
         self.assertEqual('update', argv[-1])
-        argv = d.apt_private('sid', 'download', 'x')
-        self.assertIn(f'Dir::State::Lists={d.cache}/apt/sid/lists', argv)
-        self.assertIn('Dir::Etc::sourceparts=-', argv)
+
+    def test_private_apt_updated_once(self) -> None:
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.dict(os.environ, PERF_AUX_CACHE=d), \
+                mock.patch.object(deps, 'archive', return_value='http://deb.example/debian'), \
+                mock.patch.object(deps, 'run') as run:
+            deps.private_apt.cache_clear()
+            where = deps.private_apt('sid', 'amd64')
+            self.assertEqual(where, deps.private_apt('sid', 'amd64'))
+            deps.private_apt.cache_clear()
+            self.assertEqual(1, run.call_count)
+            with open(os.path.join(where, 'sources.list')) as f:
+                self.assertEqual('deb [arch=amd64 signed-by=/usr/share/keyrings/debian-archive-'
+                                 'keyring.gpg] http://deb.example/debian sid main\n', f.read())
+            self.assertTrue(os.path.isfile(os.path.join(where, 'status')))
 
     def test_debian_archive(self) -> None:
         uris = ('http://deb.example/debian/dists/bookworm/main/binary-amd64/'
                 'Packages.xz\nhttp://deb.example/debian-security/dists/x/y\n')
+        deps.archive.cache_clear()
+        self.addCleanup(deps.archive.cache_clear)
         with mock.patch.object(deps, 'text', return_value=uris):
-            self.assertEqual('http://deb.example/debian',
-                             deps.Deps.debian_archive())
-        with mock.patch.object(deps, 'text', return_value=''):
-            self.assertEqual('', deps.Deps.debian_archive())
+            self.assertEqual('http://deb.example/debian', deps.archive())
+        deps.archive.cache_clear()
+        with mock.patch.object(deps, 'text', return_value=''), mock.patch('sys.stderr'), \
+                self.assertRaises(lib.Error):
+            deps.archive()
 
     def test_rootfs_unpacked_again_for_a_new_package(self) -> None:
         """A root filesystem unpacked before a package joined the list
         (its .perf_aux-packages lacks it) is unpacked again."""
-        with tempfile.TemporaryDirectory() as d:
-            self.assertEqual(set(), deps.unpacked(d))
-            with open(os.path.join(d, '.perf_aux-packages'), 'w') as f:
-                f.write('base-files 13.8\ndash 0.5.12-12\n')
-            self.assertEqual({'base-files', 'dash'}, deps.unpacked(d))
-            # The cache's rootfs/trixie-arm64 is that directory.
-            os.makedirs(os.path.join(d, 'rootfs'))
-            os.symlink(d, os.path.join(d, 'rootfs', 'trixie-arm64'))
-            fetcher = deps.Deps()
-            fetcher.cache = d
-            with mock.patch.object(fetcher, 'unpack_arm64',
-                                   return_value=1) as unpack, \
-                    contextlib.redirect_stdout(io.StringIO()):
-                fetcher.fetch_testdefs_rootfs()
-            unpack.assert_called_once()
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.dict(os.environ, PERF_AUX_CACHE=d), \
+                mock.patch.object(deps, 'unpack_arm64', return_value=1) as unpack, \
+                contextlib.redirect_stdout(io.StringIO()):
+            rootfs = os.path.join(d, 'rootfs', 'trixie-arm64')
+            deps.fetch_testdefs_rootfs()
+            self.assertEqual(1, unpack.call_count)  # none yet
+            os.makedirs(rootfs)
+            with open(os.path.join(rootfs, '.perf_aux-packages'), 'w') as f:
+                f.write(''.join(f'{p} 1.0\n' for p in deps.TESTDEFS_PACKAGES[1:]))
+            deps.fetch_testdefs_rootfs()
+            self.assertEqual(2, unpack.call_count)  # one missing
+            with open(os.path.join(rootfs, '.perf_aux-packages'), 'a') as f:
+                f.write(f'{deps.TESTDEFS_PACKAGES[0]} 1.0\n')
+            deps.fetch_testdefs_rootfs()
+            self.assertEqual(2, unpack.call_count)  # all there
 
     def test_unknown_target_refused(self) -> None:
         proc = subprocess.run(lib.perf_aux('deps', 'sparc'),
@@ -87,7 +99,6 @@ class DepsTest(unittest.TestCase):
         self.assertEqual(2, proc.returncode)
         self.assertIn("unknown TARGET='sparc'", proc.stdout)
         self.assertNotIn('installing:', proc.stdout)
-
 
 if __name__ == '__main__':
     unittest.main()

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import unittest
 from unittest import mock
+from pathlib import Path
 from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,7 +41,6 @@ $(OUTPUT)/gone_test: LDLIBS += -lpthread
 
 """
 
-
 def patch(*files: str, message: str = 'a patch\n') -> str:
     """A patch adding FILES, each "path:lines" (that many lines)."""
     out = ['From 0 Mon Sep 17 00:00:00 2001', 'Subject: [PATCH] x', '',
@@ -51,7 +51,6 @@ def patch(*files: str, message: str = 'a patch\n') -> str:
                 '--- /dev/null', f'+++ b/{path}', f'@@ -0,0 +1,{count} @@']
         out += [f'+line {i}' for i in range(int(count))]
     return '\n'.join(out) + '\n'
-
 
 class PartsTest(unittest.TestCase):
     def test_parse(self) -> None:
@@ -67,16 +66,15 @@ class PartsTest(unittest.TestCase):
              series.Part('seam.txt', '0001', [], 'perf'),
              series.Part('tests.txt', '-', ['a/b.c', 'a/b.h'], 'perf'),
              series.Part('last.txt', '0002', ['x.c'], 'perf')],
-            series.parse_parts(text))
+            series.parse(text)[0])
         self.assertEqual([series.Group('fixes', 'fixes.txt'),
                           series.Group('perf', 'cover.txt', ['fixes'])],
-                         series.parse_groups(text))
+                         series.parse(text)[1])
 
     def test_project_parts(self) -> None:
         with open(os.path.join(SCRIPTS, 'series', 'parts')) as f:
             text = f.read()
-        parts = series.parse_parts(text)
-        groups = series.parse_groups(text)
+        parts, groups = series.parse(text)
         self.assertGreaterEqual(len(parts), series.SERIES_MIN_PATCHES)
         # The fixes come first, each a patch of the base's by path.
         self.assertIn('/', parts[0].hook)
@@ -99,7 +97,6 @@ class PartsTest(unittest.TestCase):
         for name in os.listdir(os.path.join(SCRIPTS, 'series')):
             if name.endswith('.txt') and name != 'fixes-cover.txt':
                 self.assertIn(name, used)
-
 
 class MakefileTest(unittest.TestCase):
     def test_names(self) -> None:
@@ -142,7 +139,6 @@ class MakefileTest(unittest.TestCase):
         self.assertIn('LOCAL_HDRS += aux_common.h\n', first)
         self.assertNotIn('aux_trace.h', first)
 
-
     def test_config(self) -> None:
         # The series' config: the project's up to the extended options.
         with open(os.path.join(ROOT, series.KSFT, 'config')) as f:
@@ -153,11 +149,10 @@ class MakefileTest(unittest.TestCase):
         self.assertNotIn('FAIL_PAGE_ALLOC', ours)
         self.assertIn('CONFIG_FAIL_PAGE_ALLOC=y\n', text)
 
-
 class MaintainersTest(unittest.TestCase):
-    MAINTAINERS = (b'FOO\nM:\tA <a@b>\nF:\ta/foo.c\nF:\tz/zz.c\n\n'
-                   b'PERFORMANCE EVENTS SUBSYSTEM\nM:\tP <p@q>\n'
-                   b'F:\tkernel/events/*\nF:\ttools/perf/\n\nZED\nF:\tz\n')
+    MAINTAINERS = ('FOO\nM:\tA <a@b>\nF:\ta/foo.c\nF:\tz/zz.c\n\n'
+                   'PERFORMANCE EVENTS SUBSYSTEM\nM:\tP <p@q>\n'
+                   'F:\tkernel/events/*\nF:\ttools/perf/\n\nZED\nF:\tz\n')
 
     def test_line(self) -> None:
         with tempfile.TemporaryDirectory() as root:
@@ -165,6 +160,7 @@ class MaintainersTest(unittest.TestCase):
             os.makedirs(d)
             for name in ('a.c', 'a.h', 'b.c'):
                 open(os.path.join(d, name), 'w').close()
+
             def line(pattern: str, path: str) -> Optional[str]:
                 return series.maintainers_line(pattern, path, root)
 
@@ -184,18 +180,19 @@ class MaintainersTest(unittest.TestCase):
                                    'PERFORMANCE EVENTS SUBSYSTEM',
                                    'lib/test_aux_pmu.c')
         self.assertEqual(self.MAINTAINERS.replace(
-            b'F:\ttools/perf/',
-            b'F:\tlib/test_aux_pmu.c\nF:\ttools/perf/'), out)
+            'F:\ttools/perf/',
+            'F:\tlib/test_aux_pmu.c\nF:\ttools/perf/'), out)
         # Last in its section: before the blank line that ends it.
         out = series.insert_f_line(self.MAINTAINERS,
                                    'PERFORMANCE EVENTS SUBSYSTEM', 'zz.c')
         self.assertEqual(self.MAINTAINERS.replace(
-            b'F:\ttools/perf/\n', b'F:\ttools/perf/\nF:\tzz.c\n'), out)
+            'F:\ttools/perf/\n', 'F:\ttools/perf/\nF:\tzz.c\n'), out)
+        # A line it has already: left as it is.
+        self.assertEqual(out, series.insert_f_line(out, 'PERFORMANCE EVENTS SUBSYSTEM', 'zz.c'))
         # The last section of the file, without a blank line after it:
         # left as it is.
         self.assertEqual(self.MAINTAINERS, series.insert_f_line(
             self.MAINTAINERS, 'ZED', 'zz'))
-
 
 class MessageTest(unittest.TestCase):
     def test_sign_off(self) -> None:
@@ -209,42 +206,64 @@ class MessageTest(unittest.TestCase):
                          series.commit_message('s\n\n', 'A <a@b>'))
 
     def test_author(self) -> None:
-        self.assertEqual(['A B', 'a@b'], series.split_author('A B <a@b>'))
-        self.assertEqual(['x <y> z', 'w'], series.split_author('x <y> z <w>'))
-        self.assertEqual(['plain', 'plain'], series.split_author('plain'))
-
+        with mock.patch.dict(os.environ, PERF_AUX_AUTHOR='A B <a@b>'):
+            self.assertEqual('A B <a@b>', series.author())
+        env = series.identity('A B <a@b>')
+        self.assertEqual(('A B', 'a@b', 'A B', 'a@b'),
+                         (env['GIT_AUTHOR_NAME'], env['GIT_AUTHOR_EMAIL'],
+                          env['GIT_COMMITTER_NAME'], env['GIT_COMMITTER_EMAIL']))
+        # The dates are the project HEAD's: the same commit, the same series.
+        self.assertEqual(env['GIT_AUTHOR_DATE'], env['GIT_COMMITTER_DATE'])
+        self.assertEqual(env, series.identity('A B <a@b>'))
+        self.assertEqual('plain@x', series.identity('plain@x')['GIT_AUTHOR_NAME'])
 
 class ChecksTest(unittest.TestCase):
-    def test_added(self) -> None:
-        text = patch('a.c:3', 'b.c:2', message='+ not counted\n+++ nor this')
-        self.assertEqual(5, series.patch_added(text))
-        self.assertEqual(0, series.patch_added('+x\n+++ y\n'))
+    def setUp(self) -> None:
+        self.dir = self.enterContext(tempfile.TemporaryDirectory())
+
+    def file(self, name: str, text: str) -> str:
+        path = Path(self.dir, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return str(path)
+
+    def test_numstat(self) -> None:
+        p = self.file('p.patch', patch('a.c:3', 'b.c:2',
+                                       message='+ not counted\n+++ nor this'))
+        self.assertEqual([(3, 'a.c'), (2, 'b.c')], series.numstat(p))
 
     def test_line(self) -> None:
         self.assertEqual('ok - series: x', series.check_line(0, 'x'))
         self.assertEqual('not ok - series: x', series.check_line(128, 'x'))
+        self.assertEqual('not ok - fixes: x', series.check_line(1, 'x', 'fixes'))
 
     def test_checkpatch(self) -> None:
         out = ('WARNING: x\n#1: FILE: a.c\n\n'
                'total: 0 errors, 1 warnings, 0 checks, 12 lines checked\n\n'
                'a.patch has style problems\n')
-        totals = series.checkpatch_totals(out)
         self.assertEqual('0 errors, 1 warnings, 0 checks, 12 lines checked',
-                         totals)
-        self.assertFalse(series.checkpatch_clean(totals))
-        self.assertTrue(series.checkpatch_clean(
-            series.checkpatch_totals('total: 0 errors, 0 warnings, 0 checks, '
-                                     '5 lines checked')))
-        self.assertEqual('checkpatch --strict 0001-x.patch: no output',
-                         series.checkpatch_line('/o/0001-x.patch', ''))
-        self.assertEqual('checkpatch --strict 0001-x.patch: ' + totals,
-                         series.checkpatch_line('/o/0001-x.patch', totals))
+                         series.checkpatch_totals(out))
+        # A stand-in checkpatch.pl: its findings, then its totals.
+        src = self.dir
+        self.file('scripts/checkpatch.pl', 'print "a.patch:1: WARNING: x\\n";\nprint '
+                  '"total: $ENV{TOTALS}\\n" unless grep { $_ eq "--terse" } @ARGV;\n')
+        warned = '0 errors, 1 warnings, 0 checks, 12 lines checked'
+        with mock.patch.dict(os.environ, TOTALS=warned), \
+                contextlib.redirect_stdout(io.StringIO()) as shown:
+            rc, line = series.checkpatch(src, '/o/0001-x.patch')
+        self.assertEqual((1, 'checkpatch --strict 0001-x.patch: 0 errors, 1 warnings, 0 checks, '
+                          '12 lines checked'), (rc, line))
+        self.assertEqual('a.patch:1: WARNING: x\n', shown.getvalue())
+        clean = '0 errors, 0 warnings, 0 checks, 5 lines checked'
+        with mock.patch.dict(os.environ, TOTALS=clean), \
+                contextlib.redirect_stdout(io.StringIO()) as shown:
+            self.assertEqual(0, series.checkpatch(src, '/o/0001-x.patch')[0])
+        self.assertEqual('', shown.getvalue())
 
     def test_size(self) -> None:
         ksft = series.KSFT
         names = [f'/o/000{i}-p.patch' for i in range(1, 4)]
-        texts = [patch('kernel/a.c:1200'), patch(f'{ksft}/a.c:1001'),
-                 patch(f'{ksft}/b.c:10')]
+        stats = [[(1200, 'kernel/a.c')], [(1001, f'{ksft}/a.c')], [(10, f'{ksft}/b.c')]]
         self.assertEqual(
             ['not ok - series: 3 patches, at least '
              f'{series.SERIES_MIN_PATCHES}',
@@ -253,13 +272,13 @@ class ChecksTest(unittest.TestCase):
              'not ok - series: 0002-p.patch: 1001 added lines, more than 1000',
              'not ok - series: no kselftest patch adds more than 1000 lines '
              '(at most 1001)'],
-            series.size_lines(names, texts))
+            series.size_lines(names, stats))
         many = [f'/o/{i:04}-p.patch' for i in range(1, 10)]
         self.assertEqual(
             ['ok - series: 9 patches, at least 9',
              'ok - series: no kselftest patch adds more than 1000 lines '
              '(at most 10)'],
-            series.size_lines(many, [patch(f'{ksft}/b.c:10')] * 9))
+            series.size_lines(many, [[(10, f'{ksft}/b.c')]] * 9))
 
     def test_stock(self) -> None:
         self.assertEqual("ok - series: the stock tree holds the series' 17 "
@@ -270,17 +289,29 @@ class ChecksTest(unittest.TestCase):
                          "kernel files: its KUnit run is the series' own",
                          series.stock_line(3, 0, 1))
 
-    def test_kinds(self) -> None:
-        self.assertTrue(series.changes_kernel(patch('tools/x:1', 'lib/y.c:1')))
-        self.assertFalse(series.changes_kernel(patch('tools/x:1',
-                                                     'MAINTAINERS:1')))
-        self.assertTrue(series.UAPI.search(patch('include/uapi/linux/a.h:1')))
-        self.assertTrue(series.UAPI.search(
-            patch('arch/arm64/include/uapi/a.h:1')))
-        self.assertFalse(series.UAPI.search(patch('include/linux/a.h:1')))
-        self.assertEqual(['a.c: warning: x', 'ld: Error: y'], series.warnings(
-            'cc a.c\na.c: warning: x\nok\nld: Error: y'))
+    def test_uapi(self) -> None:
+        self.assertTrue(series.UAPI.match('include/uapi/linux/a.h'))
+        self.assertTrue(series.UAPI.match('arch/arm64/include/uapi/a.h'))
+        self.assertFalse(series.UAPI.match('include/linux/a.h'))
 
+    def test_git_am(self) -> None:
+        """A series that does not apply is given up before the next git am."""
+        src = os.path.join(self.dir, 'src')
+        self.file('src/a.c', 'a\n')
+        s = mock.Mock(env=series.identity('A <a@b>'))
+        s.git = lambda repo, *args, **kw: series.Series.git(s, repo, *args, **kw)
+        repo = os.path.join(self.dir, 'repo')
+        lib.base_repo(src, repo, 'base', 'a.c')
+        good = self.file('good.patch', 'From: A <a@b>\nSubject: [PATCH] a\n\n---\n'
+                         'diff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n@@ -1 +1 @@\n-a\n+b\n')
+        bad = self.file('bad.patch', series.read(good).replace('-a\n', '-x\n'))
+        log = os.path.join(self.dir, 'am.log')
+        with contextlib.redirect_stdout(io.StringIO()) as shown:
+            self.assertNotEqual(0, series.git_am(s, repo, 'try', [bad], log))
+            self.assertEqual(0, series.git_am(s, repo, 'try', [good], log))
+        self.assertIn('patch failed', shown.getvalue().lower())
+        with open(os.path.join(repo, 'a.c')) as f:
+            self.assertEqual('b\n', f.read())
 
 class ShellTest(unittest.TestCase):
     """perf_aux.shell: a script's status from what ended it."""
@@ -332,7 +363,6 @@ class ShellTest(unittest.TestCase):
         self.assertEqual(2, proc.returncode)
         self.assertEqual('', proc.stdout)
         self.assertIn("perf_aux: error: unknown BASE='0.1'", proc.stderr)
-
 
 if __name__ == '__main__':
     unittest.main()
