@@ -1,7 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""python3 -m perf_aux VERB [ARG...]: the commands the Makefile runs.  The
-one entry point: it alone sets the environment (ccache's) and ends the
-process; a verb is the main(ARGS) of a module."""
+"""python3 -m perf_aux VERB [ARG...]: the one entry point of the Makefile."""
 
 import argparse
 import importlib
@@ -33,33 +31,21 @@ VERBS = {
     'default-base': (':default_base', 'prints the default BASE'),
 }
 
-
 def default_base(argv: List[str]) -> int:
-    if argv:
-        print('usage: python3 -m perf_aux default-base', file=sys.stderr)
-        return 2
     print(lib.default_base())
     return 0
 
-
-def parser() -> argparse.ArgumentParser:
+def main(argv: Optional[List[str]] = None) -> int:
+    """The verb's main() with the rest of ARGV, options included."""
+    args = sys.argv[1:] if argv is None else argv
     p = argparse.ArgumentParser(
         prog='python3 -m perf_aux', description="The pipeline's commands.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog='verbs:\n' + ''.join(f'  {verb:14}{what}\n'
                                       for verb, (_, what) in VERBS.items()))
-    verbs = p.add_subparsers(dest='verb', metavar='VERB', required=True,
-                             help='one of the verbs below, then its own '
-                             'arguments')
-    for verb in VERBS:
-        verbs.add_parser(verb, add_help=False)
-    return p
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    # The verb alone is ours: the rest, options included, is its module's.
-    verb = parser().parse_args(args[:1]).verb
+    p.add_argument('verb', choices=VERBS, metavar='VERB',
+                   help='one of the verbs below, then its own arguments')
+    verb = p.parse_args(args[:1]).verb
     rest = ['--full', *args[1:]] if verb == 'check-full' else args[1:]
     module, _, function = VERBS[verb][0].partition(':')
     where = importlib.import_module(module, __package__) if module else \
@@ -74,7 +60,6 @@ def main(argv: Optional[List[str]] = None) -> int:
         return e.status
     except subprocess.CalledProcessError as e:
         return e.returncode
-
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -1,12 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make check and make check-full: the stage registry (STAGES) and the
-tiers that run it, one check line per verdict, the last line "N passed, N
-failed, N skipped".  Everything a tier prints is kept in
-out/logs/<tier>.log, from which out/measurements/<tier>.md is written.
-RESUME=1 replays a stage that passed with the same inputs
-(perf_aux.resume)."""
+"""make check and make check-full: the stage registry and the tiers that
+run it; RESUME=1 replays a stage that passed with the same inputs."""
 
-import contextlib
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -14,10 +11,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import (Callable, ContextManager, Iterator, List, NamedTuple,
-                    Optional, Sequence, Tuple)
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from . import lib, mutants, resume, stages
+from . import lib, mutants, stages
 from .verdict import Verdicts, say_tail
 
 BESIDE = '--beside'
@@ -26,7 +22,11 @@ SUITES_LINE = re.compile(r'^[0-9]* passed, ')
 STAGE_TIME = 'stage time: '
 # What beside_start runs: this module again (a test puts a stand-in here).
 BESIDE_COMMAND = [sys.executable, '-m', 'perf_aux', 'check']
-
+# The environment that changes what a stage runs (BASE is the key's).
+SELECTORS = ('KERNEL_ARGS', 'KERNEL_SRC', 'SERIES', 'PERF_AUX_PEERS',
+             'PERF_AUX_MUTANTS', 'PERF_AUX_LAB_RUNS', 'PERF_AUX_MIRRORS',
+             'BOOT_EXTRA_SECONDS', 'KUNITPY_ARCHS', 'KUNITPY_KERNELCI',
+             'MODULE_MUTANT_TESTS', 'KSELFTEST_TARGETS')
 
 class Check(Verdicts):
     """A tier: its verdicts, its stages and those run beside the mutants."""
@@ -43,13 +43,12 @@ class Check(Verdicts):
                               stderr=True, cwd=f'{self.root}/scripts')
         say_tail(out, 3)
         seen = 0
-        for line in out.split('\n'):
-            line = line.strip(' \t')
+        for line in (line.strip(' \t') for line in out.split('\n')):
             if line.endswith(' ... ok'):
                 self.verdict(0, f"host: {line[:-len(' ... ok')]}")
             elif ' ... skipped' in line:
                 self.skip(f'ok - host: {line} # SKIP')
-            elif line.endswith(' ... FAIL') or line.endswith(' ... ERROR'):
+            elif line.endswith((' ... FAIL', ' ... ERROR')):
                 self.verdict(1, f'host: {line}')
             else:
                 continue
@@ -61,40 +60,38 @@ class Check(Verdicts):
                          f'ran, {seen} gave a verdict line')
 
     def run_stage(self, name: str) -> None:
-        """Stage NAME on this base, its record kept; with RESUME=1 its
-        record's lines instead where it passed with the same inputs."""
+        """Stage NAME on this base, its record kept in out/state; with
+        RESUME=1 the record's lines where it passed with the same inputs."""
         row = stage_row(name, self.full)
-        base = self.base
-        record = resume.path(self.out, self.tier, name, base)
-        inputs = resume.inputs(self.root, self.cache, row.deps, self.environ,
-                               f'{self.tier} {name} {base} '
-                               f'{self.peers_default}')
-        old = resume.load(record) if resume.wanted(self.environ) else {}
-        if old.get('inputs') == inputs and old.get('passed'):
-            print(f"# resumed: {name} on {base} (inputs unchanged, passed "
-                  f"at {old['ended']})")
+        record = Path(f'{self.out}/state/{self.tier}/{name}-{self.base}.json')
+        digest = inputs(self, row.deps, f'{self.tier} {name} {self.base} '
+                        f'{self.peers_default}')
+        try:
+            old = json.loads(record.read_text()) if resumed(self.environ) \
+                else {}
+        except (OSError, ValueError):
+            old = {}
+        if old.get('inputs') == digest and old.get('passed'):
+            print(f"# resumed: {name} on {self.base} (inputs unchanged, "
+                  f"passed at {old['ended']})")
             for kind, line in old['checks']:
-                if kind == 'skip':
-                    self.skip(line)
-                else:
-                    self.verdict(0, line)
+                self.skip(line) if kind == 'skip' else self.verdict(0, line)
             self.stage_times.append(f"{0:6d} s  {old['title']} (resumed)")
             return
-        failed, first = self.failed, len(self.checks)
-        with row.around(self) if row.around else contextlib.nullcontext():
+        failed, first, saved = self.failed, len(self.checks), (
+            self.base, self.peers)
+        try:
+            if row.setup:
+                row.setup(self)
             title = row.title.format(base=self.base)
             rc = self.timed(title, row.run, self)
-        resume.save(record, inputs, title, rc == 0 and self.failed == failed,
-                    self.checks[first:])
-
-    def lab_selftest(self) -> int:
-        """The reference run through the local lab (PERF_AUX_LAB_RUNS)."""
-        runs = self.environ.get('PERF_AUX_LAB_RUNS') or \
-            self.result_name('reference', 'arm64-4k', 'default')
-        return self.line_checks('env', f'PYTHONPATH={self.root}/scripts',
-                                'python3', '-m', 'perf_aux_lava', 'lab',
-                                'selftest', 'qemu',
-                                env={'PERF_AUX_LAB_RUNS': runs})
+        finally:
+            self.base, self.peers = saved
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps({
+            'inputs': digest, 'passed': rc == 0 and self.failed == failed,
+            'title': title, 'checks': self.checks[first:],
+            'ended': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}))
 
     def beside_start(self, names: Sequence[str]) -> None:
         """The stages NAMES in the background, their lines in a log."""
@@ -112,8 +109,7 @@ class Check(Verdicts):
         """Their lines counted as if run here; a background run that died
         is a failed check."""
         rc = self.beside.wait()
-        for line in Path(self.beside_log).read_text(
-                errors='surrogateescape').splitlines():
+        for line in lib.read(self.beside_log).splitlines():
             line = line.strip(' \t')
             if line.startswith(STAGE_TIME):
                 self.stage_times.append(
@@ -123,43 +119,66 @@ class Check(Verdicts):
         if rc:
             self.verdict(1, f'the stages beside the mutants ended, exit {rc}')
 
+def resumed(environ: Dict[str, str]) -> bool:
+    return environ.get('RESUME', '') not in ('', '0')
 
-@contextlib.contextmanager
-def with_peers(c: Check) -> Iterator[None]:
+def below(top: str) -> List[str]:
+    """TOP, or the files below it; nothing where TOP is empty."""
+    if not os.path.isdir(top):
+        return [top] if top else []
+    return sorted(os.path.join(d, f) for d, _, names in
+                  os.walk(top, followlinks=True) for f in names)
+
+def content(file: str) -> bytes:
+    """What FILE holds (a link: where it points)."""
+    if os.path.islink(file):
+        return b'link ' + os.fsencode(os.readlink(file))
+    try:
+        return Path(file).read_bytes()
+    except OSError:
+        return b'missing'
+
+def inputs(c: Check, pathspecs: Sequence[str], key: str) -> str:
+    """The hash of KEY, the SELECTORS, the clone's files of PATHSPECS (all
+    outside git), PERF_AUX_MUTANTS' and SERIES' and the Debian sources'."""
+    listed = lib.run(['git', '-C', c.root, 'ls-files', '-z', '--cached',
+                      '--others', '--exclude-standard', '--', *pathspecs],
+                     stdout=lib.PIPE, stderr=lib.DEVNULL)
+    clone = sorted(set(listed.stdout.split('\0')) - {''}) \
+        if not listed.returncode else \
+        [f for f in (os.path.relpath(p, c.root) for p in below(c.root))
+         if not re.match(r'(out|\.git)/|(.*/)?__pycache__/', f)]
+    files = [(f, os.path.join(c.root, f)) for f in clone] + [
+        (f, f) for f in (*below(c.environ.get('PERF_AUX_MUTANTS', '')),
+                         *below(c.environ.get('SERIES', '')),
+                         *(f'{c.cache}/src/{b}/.perf_aux-debian'
+                           for b in lib.BASES))]
+    h = hashlib.sha256(key.encode())
+    for name in SELECTORS:
+        h.update(f'\n{name}={c.environ.get(name, "")}'.encode())
+    for label, file in files:
+        h.update(f'\n{label} '.encode() +
+                 hashlib.sha256(content(file)).hexdigest().encode())
+    return h.hexdigest()
+
+def with_peers(c: Check) -> None:
     """The peers run where they do by default (PERF_AUX_PEERS unset)."""
-    saved = c.peers
     given = c.environ.get('PERF_AUX_PEERS')
     c.peers = given == '1' if given else c.peers_default
-    try:
-        yield
-    finally:
-        c.peers = saved
 
-
-@contextlib.contextmanager
-def other_base(c: Check) -> Iterator[None]:
+def other_base(c: Check) -> None:
     """custom: a mainline base other than the default one, unpacked."""
-    saved = c.base
     c.base = '7.2' if '7.2' in c.bases else c.base
-    try:
-        c.call(lib.perf_aux('deps', f'base-{c.base}'),
-               stdout=subprocess.DEVNULL)
-        yield
-    finally:
-        c.base = saved
+    c.call(lib.perf_aux('deps', f'base-{c.base}'), stdout=lib.DEVNULL)
 
-
-@contextlib.contextmanager
-def lava_deps(c: Check) -> Iterator[None]:
+def lava_deps(c: Check) -> None:
     """integrations: Debian's python, lava_common, PyYAML, Jinja2."""
-    if c.call(lib.perf_aux('deps', 'lava'), stdout=subprocess.DEVNULL):
+    if c.call(lib.perf_aux('deps', 'lava'), stdout=lib.DEVNULL):
         c.verdict(1, 'perf_aux deps lava')
-    yield
-
 
 class Stage(NamedTuple):
     """A row of the registry: TITLE is its line in the stage table, RUN
-    does it (in AROUND); DEPS: the clone's files RESUME=1 compares."""
+    does it (after SETUP); DEPS: the clone's files RESUME=1 compares."""
     name: str
     tiers: str
     scope: str
@@ -167,8 +186,7 @@ class Stage(NamedTuple):
     run: Callable[[Check], Optional[int]]
     beside: bool = False
     deps: Tuple[str, ...] = (':!*.md',)
-    around: Optional[Callable[[Check], ContextManager[None]]] = None
-
+    setup: Optional[Callable[[Check], None]] = None
 
 # EACH runs on every base; ONCE on the default base, once; DEFAULT: the
 # full tier runs it on the default base only (it proves the same on every
@@ -182,29 +200,29 @@ STAGES = (
           'strict', stages.reference_quick),
     Stage('reference', 'full', EACH, '{base} reference kernel, arm64-4k '
           'variants', stages.reference_variants),
-    Stage('stock', 'quick', EACH, '{base} stock kernel', lambda c: stages.
-          stock_runs(c, [stages.STOCK_QUICK_TESTS], [stages.STRICT_TESTS])),
+    Stage('stock', 'quick', EACH, '{base} stock kernel',
+          lambda c: stages.stock_runs(c, quick=True)),
     Stage('stock', 'full', EACH, '{base} stock kernel', stages.stock_runs),
     Stage('sanitize', 'full', EACH, '{base} sanitizers', stages.sanitize_run),
     Stage('peers', 'full', DEFAULT, '{base} peers on the unmutated kernel',
-          mutants.peer_baseline, around=with_peers),
+          mutants.peer_baseline, setup=with_peers),
     Stage('mutants', 'quick', EACH, '{base} one mutant of each family',
           mutants.quick_mutants),
     Stage('aux_mutants', 'full', EACH, '{base} AUX allocator mutants',
           lambda c: mutants.run_mutants(c, f'{c.catalogue}/aux_alloc',
                                         'perf_aux_alloc', 'default', []),
-          around=with_peers),
+          setup=with_peers),
     Stage('vmap_mutants', 'full', EACH, '{base} vmap granule mutants',
           lambda c: mutants.run_mutants(c, f'{c.catalogue}/vmap_granule',
                                         'vmap_granule', 'strict', []),
-          around=with_peers),
+          setup=with_peers),
     Stage('module_mutants', 'full', EACH, '{base} synthetic AUX PMU mutants',
           lambda c: mutants.run_module_mutants(
-              c, f'{c.catalogue}/test_aux_pmu', []), around=with_peers),
+              c, f'{c.catalogue}/test_aux_pmu', []), setup=with_peers),
     # The perf core's side of the consumer contract.
     Stage('perf_core_mutants', 'full', DEFAULT, '{base} perf core mutants',
           lambda c: mutants.run_module_mutants(
-              c, f'{c.catalogue}/perf_core', []), around=with_peers),
+              c, f'{c.catalogue}/perf_core', []), setup=with_peers),
     Stage('targets', 'full', DEFAULT, '{base} reference kernel, other '
           'targets', stages.reference_targets),
     # It reads the staged stock tree: it starts after the stock stage.
@@ -221,29 +239,24 @@ STAGES = (
     Stage('privilege', 'full', ONCE, '{base} reference kernel, unprivileged '
           'and failed setups', stages.privilege_runs),
     Stage('custom', 'full', ONCE, 'KERNEL_SRC=src/{base} (hook-ups from its '
-          'version)', stages.custom_tree, around=other_base),
+          'version)', stages.custom_tree, setup=other_base),
     Stage('lava', 'full', ONCE, 'LAVA jobs, lava-run', stages.lava_runs),
     Stage('lava_lab', 'full', ONCE, 'LAVA lab, server and worker',
-          Check.lab_selftest),
-    Stage('lava_schema', 'quick', ONCE, 'LAVA jobs, schemas',
-          lambda c: c.line_checks('env', f'PYTHONPATH={c.root}/scripts',
-                                  'python3', '-m', 'perf_aux_lava', 'check',
-                                  '--schema'),
+          stages.lab_selftest),
+    Stage('lava_schema', 'quick', ONCE, 'LAVA jobs, schemas', lambda c: c.
+          line_checks(*stages.perf_aux_lava(c, 'check', '--schema')),
           beside=True, deps=('lava-jobs', 'scripts', ':!*.md')),
     # A missing upstream mirror is a skipped check.
     Stage('integrations', 'full', ONCE, 'integrations/, KernelCI and '
           'tuxlava patches', lambda c: c.line_checks(
               '/usr/bin/python3', f'{c.root}/integrations/check.py'),
-          around=lava_deps),
+          setup=lava_deps),
     Stage('testdefs', 'full', ONCE, '{base} kselftests through '
           'test-definitions on Debian', stages.testdefs_run),
 )
 
-
 def tier_rows(full: bool) -> List[Stage]:
-    """The stages a tier runs, in order."""
     return [r for r in STAGES if ('full' if full else 'quick') in r.tiers]
-
 
 def stage_row(name: str, full: bool) -> Stage:
     """NAME's row in the tier, or the other tier's."""
@@ -254,7 +267,6 @@ def stage_row(name: str, full: bool) -> Stage:
                 f"{' '.join(dict.fromkeys(r.name for r in STAGES))})")
     return rows[0]
 
-
 def usage() -> str:
     """check --help: the registry."""
     rows = (f"  {r.name:18}{r.tiers:11} {r.scope + ', beside' * r.beside:14}"
@@ -263,28 +275,24 @@ def usage() -> str:
             'stage, tiers, where (beside: the mutants, in make check), '
             'what:\n' + ''.join(rows))
 
-
 def tier(c: Check, named: List[str]) -> int:
-    """The tier's stages (or the NAMED ones), base by base, and its
-    closing lines."""
+    """The tier's stages (or the NAMED ones) base by base, closing lines."""
     start = int(time.time())
     c.check_id = f'{os.getpid()}.{start}'
     os.makedirs(f'{c.out}/logs', exist_ok=True)
     # A whole tier starts from nothing; named stages and RESUME=1 keep.
-    if not named and not resume.wanted(c.environ):
+    if not named and not resumed(c.environ):
         for kept in ('results', 'mutants', 'state'):
             shutil.rmtree(f'{c.out}/{kept}', ignore_errors=True)
     rows = [stage_row(s, c.full) for s in named] or tier_rows(c.full)
     bases = [c.default_base]
     if c.full:
-        bases = (c.environ.get('BASE') or ' '.join(c.bases)).split()
-        for b in bases:
-            lib.check_base(b)
+        bases = [lib.check_base(b) for b in
+                 (c.environ.get('BASE') or ' '.join(c.bases)).split()]
     once = [r.name for r in rows if r.scope == ONCE]
     per_base = [r for r in rows if r.scope != ONCE]
-    besides = []
-    if not c.full and 'mutants' in (r.name for r in per_base):
-        besides = [r.name for r in rows if r.scope == ONCE and r.beside]
+    besides = [r.name for r in rows if r.scope == ONCE and r.beside] \
+        if not c.full and 'mutants' in (r.name for r in per_base) else []
     if c.timed('install packages', c.call,
                lib.perf_aux('deps', *(c.targets if c.full else ['arm64-4k']),
                             *(f'base-{b}' for b in bases))):
@@ -318,47 +326,40 @@ def tier(c: Check, named: List[str]) -> int:
     if c.full and os.path.isdir(f'{c.out}/mutants'):
         c.results_shown('matrix')
     for b in bases:
-        stock = f'{c.out}/results/stock-{b}-arm64-4k'
-        ref = f'{c.out}/results/reference-{b}-arm64-4k'
-        if os.path.isdir(stock) and os.path.isdir(ref):
-            c.results_shown('bench', stock, ref)
+        runs = [f'{c.out}/results/{k}-{b}-arm64-4k'
+                for k in ('stock', 'reference')]
+        if all(map(os.path.isdir, runs)):
+            c.results_shown('bench', *runs)
     runs = lib.collated(str(p) + '/' for p in Path(c.out, 'results').glob('*/')
                         if p.is_dir()) or [f'{c.out}/results/*/']
     _, out = c.results('summary', *runs, '--report', f'{c.out}/report.md')
     for line in out.split('\n') if out else []:
         print(f'suites: {line}' if SUITES_LINE.match(line) else line)
-    print(f'measurements: {c.out}/measurements/{c.tier}.md')
-    print('stage times:')
-    for line in c.stage_times:
-        print(line)
-    print(f'{int(time.time()) - start:6d} s  in all')
-    for what in c.failures:
-        print(f'failed: {what}')
-    print(f'{c.passed} passed, {c.failed} failed, {c.skipped} skipped')
+    print('\n'.join([f'measurements: {c.out}/measurements/{c.tier}.md',
+                     'stage times:', *c.stage_times,
+                     f'{int(time.time()) - start:6d} s  in all',
+                     *(f'failed: {what}' for what in c.failures),
+                     f'{c.passed} passed, {c.failed} failed, '
+                     f'{c.skipped} skipped']))
     return 1 if c.failed else 0
-
 
 def teed(log: str, func: Callable[[], int]) -> int:
     """FUNC with everything it and its programs print also in LOG."""
     sys.stdout.flush()
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)
-    tee = subprocess.Popen(['tee', log], stdin=subprocess.PIPE)
-    os.dup2(tee.stdin.fileno(), 1)
-    os.dup2(tee.stdin.fileno(), 2)
-    try:
-        rc = func()
-    except lib.Error as e:
-        rc = e.status
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        tee.stdin.close()
-        tee.wait()
-    return rc
-
+    with subprocess.Popen(['tee', log], stdin=subprocess.PIPE) as tee:
+        os.dup2(tee.stdin.fileno(), 1)
+        os.dup2(tee.stdin.fileno(), 2)
+        try:
+            return func()
+        except lib.Error as e:
+            return e.status
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
 
 def main(argv: List[str]) -> int:
     """check [--full] [STAGE...], or the stages beside (--beside)."""
@@ -379,8 +380,7 @@ def main(argv: List[str]) -> int:
     log = f'{c.out}/logs/{c.tier}.log'
     rc = teed(log, lambda: tier(c, named))
     page = f'{c.out}/measurements/{c.tier}.md'
-    stages_given = ' '.join(argv)[len('--full') if full else 0:]
     if c.call(lib.perf_aux('results', 'measurements', log, '--tier', c.tier,
-                           '--stages', stages_given, '--out', page)):
+                           '--stages', ' '.join(named), '--out', page)):
         print(f'perf_aux: warning: no {page}', file=sys.stderr)
     return rc
