@@ -3,8 +3,8 @@
 
 import argparse
 import importlib
+import locale
 import os
-import subprocess
 import sys
 from typing import List, Optional
 
@@ -18,9 +18,11 @@ VERBS = {
     'check-full': ('.check', 'make check-full: the whole matrix [STAGE...]'),
     'series': ('.series', 'make series: the suite as a patch series'),
     'fixes': ('.fixes', "make fixes: the series' fixes, patches of their own"),
-    'evidence': ('.run:evidence_main', 'make evidence: a run beside the stock run'),
+    'evidence': ('.run:evidence_main',
+                 'make evidence: a run beside the stock run'),
     'repeat': ('.run:repeat_main', 'make repeat: the flake hunt [ROUNDS]'),
-    'soak': ('.run:soak_main', 'make soak: soak_test alone for DURATION seconds'),
+    'soak': ('.run:soak_main',
+             'make soak: soak_test alone for DURATION seconds'),
     'results': ('perf_aux_results.cli:results_main',
                 'KTAP from console logs, summaries, reports, expected'),
     'deps': ('.deps', 'installs what TARGET, lava, base-BASE... need'),
@@ -48,18 +50,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     verb = p.parse_args(args[:1]).verb
     rest = ['--full', *args[1:]] if verb == 'check-full' else args[1:]
     module, _, function = VERBS[verb][0].partition(':')
-    where = importlib.import_module(module, __package__) if module else \
-        sys.modules[__name__]
+    where = importlib.import_module(module or __name__, __package__)
     if hasattr(sys.stdout, 'reconfigure'):
         sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
-    lib.use_collation()
+    try:  # Sort as sort and ls do: the environment's collation, else bytes.
+        locale.setlocale(locale.LC_COLLATE, '')
+    except locale.Error:
+        locale.setlocale(locale.LC_COLLATE, 'C')
     os.environ.update(lib.exports())
     try:
         return getattr(where, function or 'main')(rest)
     except lib.Error as e:
         return e.status
-    except subprocess.CalledProcessError as e:
-        return e.returncode
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -67,11 +67,11 @@ class Check(Verdicts):
         digest = inputs(self, row.deps, f'{self.tier} {name} {self.base} '
                         f'{self.peers_default}')
         try:
-            old = json.loads(record.read_text()) if resumed(self.environ) \
-                else {}
+            old = json.loads(record.read_text())
         except (OSError, ValueError):
             old = {}
-        if old.get('inputs') == digest and old.get('passed'):
+        if resumed(self.environ) and old.get('inputs') == digest and \
+                old.get('passed'):
             print(f"# resumed: {name} on {self.base} (inputs unchanged, "
                   f"passed at {old['ended']})")
             for kind, line in old['checks']:
@@ -123,32 +123,25 @@ def resumed(environ: Dict[str, str]) -> bool:
     return environ.get('RESUME', '') not in ('', '0')
 
 def below(top: str) -> List[str]:
-    """TOP, or the files below it; nothing where TOP is empty."""
+    """TOP, or the files below it; none where TOP is ''."""
     if not os.path.isdir(top):
         return [top] if top else []
     return sorted(os.path.join(d, f) for d, _, names in
                   os.walk(top, followlinks=True) for f in names)
 
 def content(file: str) -> bytes:
-    """What FILE holds (a link: where it points)."""
-    if os.path.islink(file):
-        return b'link ' + os.fsencode(os.readlink(file))
     try:
         return Path(file).read_bytes()
     except OSError:
         return b'missing'
 
 def inputs(c: Check, pathspecs: Sequence[str], key: str) -> str:
-    """The hash of KEY, the SELECTORS, the clone's files of PATHSPECS (all
-    outside git), PERF_AUX_MUTANTS' and SERIES' and the Debian sources'."""
-    listed = lib.run(['git', '-C', c.root, 'ls-files', '-z', '--cached',
+    """The hash of KEY, the SELECTORS, the clone's files of PATHSPECS,
+    PERF_AUX_MUTANTS' and SERIES' files and the Debian sources'."""
+    clone = lib.text(['git', '-C', c.root, 'ls-files', '-z', '--cached',
                       '--others', '--exclude-standard', '--', *pathspecs],
-                     stdout=lib.PIPE, stderr=lib.DEVNULL)
-    clone = sorted(set(listed.stdout.split('\0')) - {''}) \
-        if not listed.returncode else \
-        [f for f in (os.path.relpath(p, c.root) for p in below(c.root))
-         if not re.match(r'(out|\.git)/|(.*/)?__pycache__/', f)]
-    files = [(f, os.path.join(c.root, f)) for f in clone] + [
+                     check=True).split('\0')
+    files = [(f, f'{c.root}/{f}') for f in sorted(set(clone) - {''})] + [
         (f, f) for f in (*below(c.environ.get('PERF_AUX_MUTANTS', '')),
                          *below(c.environ.get('SERIES', '')),
                          *(f'{c.cache}/src/{b}/.perf_aux-debian'
@@ -332,7 +325,8 @@ def tier(c: Check, named: List[str]) -> int:
             c.results_shown('bench', *runs)
     runs = lib.collated(str(p) + '/' for p in Path(c.out, 'results').glob('*/')
                         if p.is_dir()) or [f'{c.out}/results/*/']
-    _, out = c.results('summary', *runs, '--report', f'{c.out}/report.md')
+    _, out = c.capture(lib.perf_aux('results', 'summary', *runs, '--report',
+                                    f'{c.out}/report.md'))
     for line in out.split('\n') if out else []:
         print(f'suites: {line}' if SUITES_LINE.match(line) else line)
     print('\n'.join([f'measurements: {c.out}/measurements/{c.tier}.md',

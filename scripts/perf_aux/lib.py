@@ -91,13 +91,6 @@ def show(data: bytes) -> None:
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
 
-def use_collation() -> None:
-    """Sort as sort and ls do: the environment's collation, else bytes."""
-    try:
-        locale.setlocale(locale.LC_COLLATE, '')
-    except locale.Error:
-        locale.setlocale(locale.LC_COLLATE, 'C')
-
 def collated(names) -> List[str]:
     return sorted(names, key=locale.strxfrm)
 

@@ -5,7 +5,7 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Tuple
 
 from perf_aux_results import verdicts
 
@@ -16,14 +16,12 @@ from .shell import stage
 ROUND = re.compile(rb'^PERF_AUX: round ([0-9]+)')
 
 def expectation(res: str, suite: str, failure: Optional[bool] = False,
-                min_passed: int = 0, min_skipped: int = 0,
-                skip_reason: Optional[str] = None,
-                allow: Sequence[str] = ()) -> Tuple[bool, str]:
-    """Whether SUITE of the run RES is as expected, and the line saying so
-    (FAILURE None: either way)."""
+                **floors) -> Tuple[bool, str]:
+    """Whether SUITE of the run RES is as verdicts.Expectation(FAILURE,
+    FLOORS) says (FAILURE None: either way), and the line saying so."""
     try:
-        return verdicts.expect(res, suite, verdicts.Expectation(
-            failure, min_passed, min_skipped, skip_reason, list(allow)))
+        return verdicts.expect(res, suite,
+                               verdicts.Expectation(failure, **floors))
     except Exception as e:  # noqa: BLE001 (a crash is a verdict too)
         return False, f'{suite}: {e!r}'
 
@@ -82,11 +80,11 @@ def split_rounds(log: str, directory: str) -> None:
         m = ROUND.match(line)
         if m:
             n = m.group(1).decode()
-            rounds[n] = b''
+            rounds[n] = []
         if n:
-            rounds[n] += line + b'\n'
-    for n, data in rounds.items():
-        Path(f'{directory}/round{n}.log').write_bytes(data)
+            rounds[n].append(line + b'\n')
+    for n, lines in rounds.items():
+        Path(f'{directory}/round{n}.log').write_bytes(b''.join(lines))
 
 def repeat(r: Run, rounds: int) -> int:
     """ROUNDS rounds in one boot and ROUNDS fresh boots, their flakes."""

@@ -49,7 +49,6 @@ SYSCTLS = ('kernel/kptr_restrict', 'kernel/perf_event_mlock_kb',
            'vm/compact_unevictable_allowed', 'vm/extfrag_threshold',
            'vm/compaction_proactiveness', 'vm/watermark_boost_factor')
 TIME_LINE = re.compile(r'^PERF_AUX: time (perf_aux:[a-z_]*) ([0-9]*) s')
-CHECK_LINE = re.compile(r'^(not )?ok - ')
 # What the custom tree is judged by: the suites the hook-ups build.
 CUSTOM_TESTS = killer_tests(('map_test', 'pagesize_test'))
 # The QEMU jobs lava-run runs, each compared with the direct run.
@@ -77,7 +76,7 @@ def floors(c: Verdicts, suites: Sequence[str] = ()) -> bool:
     return False
 
 def flakes(c: Verdicts, res: str, ref: str, what: str, *args: str) -> None:
-    rc, out = c.results('flakes', res, ref, *args)
+    rc, out = c.capture(lib.perf_aux('results', 'flakes', res, ref, *args))
     say_tail(out, 3)
     c.verdict(rc, f'{name(res)}: {what}')
 
@@ -201,16 +200,9 @@ def testdefs_run(c: Verdicts) -> None:
                         'perf_aux.env=PERF_AUX_DESTRUCTIVE=1'),
            env={'KSELFTEST_ROOTFS': f'{c.cache}/rootfs/trixie-arm64',
                 'TESTDEFS_DIR': directory})
-    rc, out = c.results('testdefs', log, f'{c.out}/results/{run}',
-                        f'{c.out}/logs/{run}-kselftest.log', stderr=True)
-    checks = [line for line in out.split('\n') if CHECK_LINE.match(line)]
-    for line in out.split('\n'):
-        if not CHECK_LINE.match(line):
-            print(line)
-    # A comparison that crashed printed no check line: that fails too.
-    line = checks[0] if checks else \
-        f'not ok - test-definitions results compared: exit {rc}'
-    c.verdict(rc, line.split('ok - ', 1)[1])
+    c.line_checks(*lib.perf_aux('results', 'testdefs', log,
+                                f'{c.out}/results/{run}',
+                                f'{c.out}/logs/{run}-kselftest.log'))
 
 def series_mbox_run(c: Verdicts) -> None:
     """The reference patches as one mbox give the reference's results."""
@@ -271,8 +263,8 @@ def within_timeout(c: Verdicts, res: str) -> None:
     limit = '\n'.join(grep(r'^timeout=(.*)', f'{c.root}/tools/testing/'
                            'selftests/perf_aux/settings'))
     times = [(int(m.group(2) or 0), m.group(1)) for m in map(
-        TIME_LINE.match, grep(r'(.*)', f'{c.out}/logs/{name(res)}-'
-                              'kselftest.log')) if m]
+        TIME_LINE.match, lib.read(f'{c.out}/logs/{name(res)}-kselftest.log')
+        .split('\n')) if m]
     over = [(secs, test) for secs, test in times if secs > int(limit or 45)]
     for secs, test in over:
         print(f'# {test}: {secs} s')
@@ -319,8 +311,8 @@ def pinned_failures(c: Verdicts, suite: str, min_passed: int = 0) -> None:
                   f'{name(c.res)}: {suite}.{case} {status}, '
                   f"{'as without' if want == 'FAILURE' else 'needing no'} "
                   f'{fix}')
-    c.expect(c.res, suite, min_passed=min_passed,
-             allow=[case.rsplit('.', 1)[-1] for case, _ in pinned])
+    c.expect(c.res, suite, min_passed=min_passed, allowed_failures=[
+        case.rsplit('.', 1)[-1] for case, _ in pinned])
 
 def stock_runs(c: Verdicts, quick: bool = False) -> None:
     """The stock kernel: the granule suites skip, or fail when strict."""

@@ -18,19 +18,15 @@ class Verdicts:
     default_base = bases[0]
 
     def __init__(self, full: bool) -> None:
-        self.full = full
-        self.tier = 'check-full' if full else 'check'
+        self.full, self.tier = full, 'check-full' if full else 'check'
         self.passed = self.failed = self.skipped = 0
         self.failures: List[str] = []
-        # Every check line: [pass|fail|skip, the line].
-        self.checks: List[List[str]] = []
-        self.environ = dict(os.environ)
+        self.checks: List[List[str]] = []  # [pass|fail|skip, the line]
         self.stage_times: List[str] = []
-        self.res = ''
+        self.environ, self.res = dict(os.environ), ''
+        self.out, self.cache = lib.out(), lib.cache()
         self.catalogue = self.environ.get('PERF_AUX_MUTANTS') or \
             f'{self.root}/scripts/mutants'
-        self.out = lib.out()
-        self.cache = lib.cache()
         self.base = self.environ.get('BASE') or self.default_base
         # One build serves every boot of it in a check (perf_aux.kunit).
         self.check_id = self.environ.get('PERF_AUX_CHECK_ID', '')
@@ -53,12 +49,9 @@ class Verdicts:
         print(line)
 
     def expect(self, res: str, suite: str, failure: Optional[bool] = False,
-               min_passed: int = 0, min_skipped: int = 0,
-               skip_reason: Optional[str] = None,
-               allow: Sequence[str] = ()) -> Tuple[bool, str]:
-        """SUITE of the run RES as expected, as one check line."""
-        ok, line = expectation(res, suite, failure, min_passed, min_skipped,
-                               skip_reason, allow)
+               **floors) -> Tuple[bool, str]:
+        """SUITE of the run RES as expected (run.expectation), one check."""
+        ok, line = expectation(res, suite, failure, **floors)
         self.verdict(0 if ok else 1, f'{name(res)}: {line}')
         return ok, line
 
@@ -106,9 +99,6 @@ class Verdicts:
         proc = lib.run(argv, cwd=cwd, env={**self.env(), **(env or {})},
                        stdout=lib.PIPE, stderr=lib.STDOUT if stderr else None)
         return proc.returncode, proc.stdout.rstrip('\n')
-
-    def results(self, *args: str, stderr: bool = False) -> Tuple[int, str]:
-        return self.capture(lib.perf_aux('results', *args), stderr=stderr)
 
     def results_shown(self, *args: str) -> int:
         return self.call(lib.perf_aux('results', *args))

@@ -122,7 +122,7 @@ class BesideStagesTest(unittest.TestCase):
     def tier_runs(self, *stages: str) -> list:
         c = check.Check(False)
         with mock.patch.object(check.Check, 'call', return_value=0), \
-                mock.patch.object(check.Check, 'results',
+                mock.patch.object(check.Check, 'capture',
                                   return_value=(0, '')), \
                 mock.patch.object(check.Check, 'results_shown',
                                   return_value=0), \

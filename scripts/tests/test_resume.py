@@ -129,7 +129,7 @@ class ResumeTest(unittest.TestCase):
             os.makedirs(kept, exist_ok=True)
             with mock.patch.dict(os.environ, RESUME=resume), \
                     mock.patch.object(check.Check, 'call', return_value=0), \
-                    mock.patch.object(check.Check, 'results',
+                    mock.patch.object(check.Check, 'capture',
                                       return_value=(0, '')), \
                     contextlib.redirect_stdout(io.StringIO()):
                 c = check.Check(True)

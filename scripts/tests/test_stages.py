@@ -36,8 +36,6 @@ class StagesTest(unittest.TestCase):
                 mock.patch.object(check.Check, 'call', return_value=0),
                 mock.patch.object(check.Check, 'capture',
                                   return_value=(0, 'ok - stand-in: a')),
-                mock.patch.object(check.Check, 'results',
-                                  return_value=(0, 'stand-in line')),
                 mock.patch.object(check.Check, 'results_shown',
                                   return_value=0),
                 mock.patch('perf_aux.run.job', return_value=0)):
