@@ -60,8 +60,7 @@ def run(argv: Sequence[str], cwd: Optional[str] = None,
         stdin=None, stdout=None, stderr=None, input: Optional[bytes] = None,
         timeout: Optional[float] = None, check: bool = False,
         what: str = '') -> 'subprocess.CompletedProcess[str]':
-    """ARGV with ENV added, its output in LOG (2>&1) or STDOUT and STDERR
-    (PIPE: text); 124 past TIMEOUT; a failure raises Error (WHAT, CHECK)."""
+    """ARGV, its output in LOG or STDOUT, STDERR; 124 past TIMEOUT."""
     sys.stdout.flush()
     try:
         with open(log, 'wb') if log is not None else nullcontext() as f:
@@ -119,7 +118,6 @@ def unknown(what: str, value: str, allowed: Sequence[str]) -> str:
         f"unknown {what}='{value}' (one of: {' '.join(allowed)})"
 
 def check(what: str, value: str, allowed: Sequence[str]) -> str:
-    """VALUE, or Error when it is not among ALLOWED."""
     if value not in allowed:
         die(unknown(what, value, allowed))
     return value
@@ -141,17 +139,16 @@ def version_base(version: str) -> str:
 def base_patches(base: str) -> str:
     return f'{ROOT}/scripts/patches/{base}'
 
-def perf_aux(verb: str, *args: str, python: str = 'python3') -> List[str]:
-    """python3 -m perf_aux VERB ARGS, as a process of its own."""
-    return ['env', f'PYTHONPATH={ROOT}/scripts', python, '-m', 'perf_aux',
-            verb, *args]
+def perf_aux(verb: str, *args: str, python: str = 'python3',
+             module: str = 'perf_aux') -> List[str]:
+    return ['env', f'PYTHONPATH={ROOT}/scripts', python, '-m', module, verb,
+            *args]
 
 def variant_build(variant: str) -> str:
     """The configuration a variant builds: soak boots sanitize's."""
     return 'sanitize' if variant == 'soak' else variant
 
 def variant_config(variant: str) -> str:
-    """The configuration fragment a variant adds, if any."""
     build = variant_build(variant)
     return f'{ROOT}/scripts/config/variant-{build}.config' \
         if build in ('hugetlb', 'sanitize') else ''
@@ -174,7 +171,6 @@ def variant_args(variant: str, duration: str = '') -> List[str]:
     }.get(variant, [])
 
 def variant_cpus(variant: str) -> int:
-    """The CPUs of a variant's kselftest boot."""
     return 4 if variant in ('smp', 'sanitize', 'soak') else 2
 
 def granule_strict(kernel: str, variant: str) -> bool:
@@ -183,7 +179,6 @@ def granule_strict(kernel: str, variant: str) -> bool:
             or variant in ('strict', 'nohugevmalloc'))
 
 def build_dir(target: str, variant: str) -> str:
-    """The build directory (inside the tree) of TARGET and VARIANT."""
     return f'.build-{target}' + (f'-{variant_build(variant)}'
                                  if variant_config(variant) else '')
 
@@ -212,12 +207,10 @@ def console_reports(*logs: str) -> List[str]:
                      if REPORT.search(line)})
 
 def run_reports(run: str) -> List[str]:
-    """The kernel's reports on the consoles of the run RUN."""
     logs = f'{out()}/logs/{run}'
     return console_reports(f'{logs}-kunit.log', f'{logs}-kselftest.log')
 
 def result_name(kernel: str, base: str, target: str, variant: str) -> str:
-    """<kernel>-<base>-<target>[-<variant>]."""
     name = f'{kernel}-{base}-{target}'
     return name if variant == 'default' else f'{name}-{variant}'
 
@@ -293,8 +286,7 @@ def series_version(series: str) -> str:
     return f"v{m.group(1) if m else 1}"
 
 def kernel_name(kernel: str, series: str = '', src: str = '') -> str:
-    """The kernel of result paths: "custom" for a tree of the user's,
-    "series-vN" for the reference with a SERIES, else KERNEL."""
+    """The kernel of result paths: "custom", "series-vN" or KERNEL."""
     if src or not series or kernel != 'reference':
         return 'custom' if src else kernel
     return f'series-{series_version(series)}'
@@ -334,8 +326,7 @@ class Run:
             json.dumps(asdict(self), indent=1) + '\n')
 
 def env_run(env=None, **given) -> Run:
-    """The Run of make's selectors (in ENV) but those GIVEN, checked; a
-    user's tree's base is its version's."""
+    """The Run of make's selectors (in ENV) but those GIVEN, checked."""
     env = os.environ if env is None else env
     r = replace(Run(env.get('KERNEL') or 'reference', env.get('BASE', ''),
                     env.get('TARGET') or 'arm64-4k',

@@ -17,8 +17,7 @@ ROUND = re.compile(rb'^PERF_AUX: round ([0-9]+)')
 
 def expectation(res: str, suite: str, failure: Optional[bool] = False,
                 **floors) -> Tuple[bool, str]:
-    """Whether SUITE of the run RES is as verdicts.Expectation(FAILURE,
-    FLOORS) says (FAILURE None: either way), and the line saying so."""
+    """Whether SUITE of RES is as Expectation(FAILURE, FLOORS), and why."""
     try:
         return verdicts.expect(res, suite,
                                verdicts.Expectation(failure, **floors))
@@ -36,8 +35,7 @@ def reports_shown(r: Run) -> List[str]:
     return reports
 
 def job(r: Run, check: str = '') -> int:
-    """The run R in out/results/<run>/ and out/report.md; 0 when nothing
-    failed and no console holds a kernel report."""
+    """The run R; 0 when nothing failed and no kernel report."""
     shutil.rmtree(r.results, ignore_errors=True)
     os.makedirs(r.results)
     os.makedirs(f'{lib.out()}/logs', exist_ok=True)
@@ -72,8 +70,7 @@ def main(argv: List[str]) -> int:
     return job(lib.env_run())
 
 def split_rounds(log: str, directory: str) -> None:
-    """The one-boot log cut at its "PERF_AUX: round N" lines, a file a
-    round, "\\r\\n" made "\\n"."""
+    """The one-boot log cut at its "PERF_AUX: round N" lines."""
     rounds, n = {}, None
     for line in Path(log).read_bytes().removesuffix(b'\n').split(b'\n'):
         line = line.removesuffix(b'\r')
@@ -132,8 +129,7 @@ def evidence_main(argv: List[str]) -> int:
     return rc
 
 def soak_main(argv: List[str]) -> int:
-    """soak_test alone for DURATION seconds (at most its SOAK_MAX_SECONDS)
-    on the sanitize kernel; SOAK_SUMMARY_ONLY=1: the last soak's lines."""
+    """soak_test alone for DURATION s; SOAK_SUMMARY_ONLY=1: its lines."""
     env = os.environ
     duration = env.get('DURATION') or '600'
     m = re.search(r'^#define SOAK_MAX_SECONDS ([0-9]*)$', lib.read(

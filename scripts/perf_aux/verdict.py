@@ -19,8 +19,6 @@ class Verdicts:
 
     def __init__(self, full: bool) -> None:
         self.full, self.tier = full, 'check-full' if full else 'check'
-        self.passed = self.failed = self.skipped = 0
-        self.failures: List[str] = []
         self.checks: List[List[str]] = []  # [pass|fail|skip, the line]
         self.stage_times: List[str] = []
         self.environ, self.res = dict(os.environ), ''
@@ -34,17 +32,17 @@ class Verdicts:
         self.peers = self.environ.get('PERF_AUX_PEERS', '0') == '1'
         self.peers_default = True
 
+    @property
+    def counts(self) -> Tuple[int, int, int]:
+        """How many check lines passed, failed and skipped."""
+        kinds = [kind for kind, _ in self.checks]
+        return kinds.count('pass'), kinds.count('fail'), kinds.count('skip')
+
     def verdict(self, rc: int, what: str) -> None:
         self.checks.append(['fail' if rc else 'pass', what])
-        if rc:
-            self.failed += 1
-            self.failures.append(what)
-        else:
-            self.passed += 1
         print(f"{'not ' if rc else ''}ok - {what}")
 
     def skip(self, line: str) -> None:
-        self.skipped += 1
         self.checks.append(['skip', line])
         print(line)
 
@@ -66,8 +64,7 @@ class Verdicts:
 
     def line_checks(self, *argv: str,
                     env: Optional[Dict[str, str]] = None) -> int:
-        """A command's own check lines, counted; one that fails without a
-        failed line of its own is a failed check too."""
+        """ARGV's check lines counted; its failure is one if it had none."""
         rc, out = self.capture(argv, stderr=True, env=env)
         shown = argv[argv.index('-m') + 1:] if '-m' in argv else argv
         lines = [line.strip(' \t') for line in out.split('\n')]

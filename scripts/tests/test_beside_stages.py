@@ -82,8 +82,8 @@ class BesideStagesTest(unittest.TestCase):
             c.beside_end()
         lines = out.getvalue().splitlines()
         # The stand-in mutant stage prints its line, it counts nothing.
-        self.assertEqual((3, 1, 1), (c.passed, c.failed, c.skipped))
-        self.assertEqual(['lava: e'], c.failures)
+        self.assertEqual((3, 1, 1), c.counts)
+        self.assertEqual(['lava: e'], [w for k, w in c.checks if k == 'fail'])
         ran = [line for line in lines if line.startswith('RAN ')]
         self.assertEqual(['RAN mutants here', 'RAN series beside',
                           'RAN lava_schema beside'], ran)
@@ -115,7 +115,7 @@ class BesideStagesTest(unittest.TestCase):
                 contextlib.redirect_stdout(io.StringIO()) as out:
             c.beside_start(['series', 'lava_schema'])
             c.beside_end()
-        self.assertEqual((1, 1, 0), (c.passed, c.failed, c.skipped))
+        self.assertEqual((1, 1, 0), c.counts)
         self.assertIn('not ok - the stages beside the mutants ended, exit 3',
                       out.getvalue().splitlines())
 

@@ -26,7 +26,7 @@ class LineChecksTest(unittest.TestCase):
         c = check.Check(False)
         with contextlib.redirect_stdout(io.StringIO()) as out:
             c.line_checks(*argv)
-        return (c.passed, c.failed, c.skipped), out.getvalue()
+        return c.counts, out.getvalue()
 
     def test_failed_line_counted(self) -> None:
         counts, out = self.counts('printf', '%s\\n', 'ok - a', 'not ok - b',

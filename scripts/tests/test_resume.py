@@ -72,7 +72,7 @@ class ResumeTest(unittest.TestCase):
         self.run_stage()
         c, lines = self.run_stage('1')
         self.assertEqual(1, self.ran)
-        self.assertEqual((2, 0, 1), (c.passed, c.failed, c.skipped))
+        self.assertEqual((2, 0, 1), c.counts)
         self.assertRegex(lines[0], r'^# resumed: fake on 7.3 \(inputs '
                          r'unchanged, passed at 20[0-9-]+T[0-9:]+Z\)$')
         self.assertEqual(['ok - fake: a', 'ok - fake: b # SKIP no board',
@@ -101,7 +101,7 @@ class ResumeTest(unittest.TestCase):
         self.outcome = 0
         c, _ = self.run_stage('1')
         self.assertEqual(2, self.ran)
-        self.assertEqual((2, 0, 1), (c.passed, c.failed, c.skipped))
+        self.assertEqual((2, 0, 1), c.counts)
 
     def test_interrupted_runs_again(self) -> None:
         self.outcome = 'die'
@@ -137,7 +137,7 @@ class ResumeTest(unittest.TestCase):
                 check.tier(c, [])
             self.assertEqual(ran, self.ran)
             self.assertEqual(bool(resume), os.path.isdir(kept))
-            self.assertEqual((2, 0, 1), (c.passed, c.failed, c.skipped))
+            self.assertEqual((2, 0, 1), c.counts)
 
 
 if __name__ == '__main__':
