@@ -21,8 +21,6 @@ from .run import expectation
 from .verdict import Verdicts, say_tail
 
 BESIDE = '--beside'
-# results summary's closing line, not to be taken for the tier's own.
-SUITES_LINE = re.compile(r'^[0-9]* passed, ')
 STAGE_TIME = 'stage time: '
 # What beside_start runs: this module again (a test puts a stand-in here).
 BESIDE_COMMAND = [sys.executable, '-m', 'perf_aux', 'check']
@@ -649,8 +647,8 @@ def tier(c: Check, named: List[str]) -> int:
                         if p.is_dir()) or [f'{c.out}/results/*/']
     _, out = c.capture(lib.perf_aux('results', 'summary', *runs, '--report',
                                     f'{c.out}/report.md'))
-    for line in out.split('\n') if out else []:
-        print(f'suites: {line}' if SUITES_LINE.match(line) else line)
+    if out:  # Its closing line, not to be taken for the tier's own.
+        print(re.sub(r'(?m)^(?=[0-9]* passed, )', 'suites: ', out))
     passed, failed, skipped = c.counts
     print('\n'.join([f'measurements: {c.out}/measurements/{c.tier}.md',
                      'stage times:', *c.stage_times,

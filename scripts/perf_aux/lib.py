@@ -2,7 +2,6 @@
 """What every step shares: paths, selectors, Run, running a program."""
 
 import email.parser
-import email.policy
 import json
 import locale
 import os
@@ -35,10 +34,8 @@ ARM64_QEMU_CPU = 'max,pauth-impdef=on'
 GUEST_MEMORY_MIB = 2048
 KUNIT_PY = 'tools/testing/kunit/kunit.py'
 PIPE, DEVNULL, STDOUT = subprocess.PIPE, subprocess.DEVNULL, subprocess.STDOUT
-TEST_CASE = re.compile(r'^[ \t\n\r\f\v]*\{ "[a-z0-9_]+",')
 REPORT = re.compile(r'BUG:|WARNING:|UBSAN:|Internal error: Oops|'
                     r'kmemleak: [1-9][0-9]* unreferenced')
-MAIL = re.compile(r'.*\.(patch|mbx|eml)$')
 
 class Error(Exception):
     """A step that cannot go on: its message was printed; exit STATUS."""
@@ -191,12 +188,11 @@ def read(path: str) -> str:
 
 def vmalloc_args(tree: str, mode: str) -> List[str]:
     """test_vmalloc's parameters: "bench" TREE's vmap benchmark alone."""
-    cases = [m.group(0) for m in map(TEST_CASE.match, read(
-        f'{tree}/lib/test_vmalloc.c').splitlines(True)) if m]
-    index = next((i for i, c in enumerate(cases, 1)
-                  if '"vmap_contig_chunks_test"' in c), 0)
-    if mode == 'bench' and index:
-        return [f'test_vmalloc.run_test_mask={1 << (index - 1)}',
+    cases = re.findall(r'(?m)^\s*\{ "([a-z0-9_]+)",',
+                       read(f'{tree}/lib/test_vmalloc.c'))
+    if mode == 'bench' and 'vmap_contig_chunks_test' in cases:
+        mask = 1 << cases.index('vmap_contig_chunks_test')
+        return [f'test_vmalloc.run_test_mask={mask}',
                 'test_vmalloc.nr_threads=1', 'test_vmalloc.test_loop_count=5',
                 'test_vmalloc.test_repeat_count=1']
     return ['test_vmalloc.run_test_mask=0']
@@ -211,8 +207,8 @@ def run_reports(run: str) -> List[str]:
     return console_reports(f'{logs}-kunit.log', f'{logs}-kselftest.log')
 
 def result_name(kernel: str, base: str, target: str, variant: str) -> str:
-    name = f'{kernel}-{base}-{target}'
-    return name if variant == 'default' else f'{name}-{variant}'
+    return f'{kernel}-{base}-{target}' + ('' if variant == 'default'
+                                          else f'-{variant}')
 
 def tree_name(kernel: str, base: str) -> str:
     """<base>-<kernel>, "custom", or <base>-series for any series."""
@@ -230,18 +226,9 @@ def tree_version(src: str) -> str:
 
 def patched_files(*patches: str) -> List[str]:
     """The files the patches change, as git am -p1 (a deleted one: "---")."""
-    found = set()
-    for patch in patches:
-        old = ''
-        for line in read(patch).split('\n'):
-            fields = line.split()
-            name = fields[1] if len(fields) > 1 else ''
-            if line.startswith('--- '):
-                old = name
-            elif line.startswith('+++ '):
-                path = old if name == '/dev/null' else name
-                found.add(re.sub(r'^[^/]*/', '', path, count=1))
-    return collated(found)
+    return collated({re.sub(r'^[^/]*/', '', old if new == '/dev/null' else new)
+                     for patch in patches for old, new in re.findall(
+                         r'(?m)^--- (\S+).*\n\+\+\+ (\S+)', read(patch))})
 
 def base_repo(src: str, repo: str, message: str, *files: str,
               env: Optional[Dict[str, str]] = None) -> None:
@@ -264,7 +251,8 @@ def series_mails(series: str) -> List[str]:
     if not os.path.isdir(series):
         return [series]
     return sorted((str(p) for p in Path(series).iterdir()
-                   if MAIL.match(p.name) and 'cover-letter' not in p.name
+                   if p.name.endswith(('.patch', '.mbx', '.eml'))
+                   and 'cover-letter' not in p.name
                    and p.is_file() and not p.is_symlink()), key=os.fsencode)
 
 def series_subject(series: str) -> str:
@@ -273,8 +261,7 @@ def series_subject(series: str) -> str:
               if p.is_file()] if os.path.isdir(series) else [series]
     try:
         with open((covers or series_mails(series) or [''])[0], 'rb') as f:
-            mail = email.parser.BytesHeaderParser(
-                policy=email.policy.compat32).parse(f)
+            mail = email.parser.BytesHeaderParser().parse(f)
     except OSError:
         return ''
     subject = mail.get('Subject') or ''
@@ -343,4 +330,4 @@ def env_run(env=None, **given) -> Run:
     base = version_base(tree_version(r.src)) if r.src else \
         check_base(r.base or default_base())
     return replace(r, kernel=kernel_name(r.kernel, r.series, r.src),
-                   base=base, kargs=tuple(r.kargs))
+                   base=base or default_base(), kargs=tuple(r.kargs))

@@ -27,9 +27,8 @@ def expectation(res: str, suite: str, failure: Optional[bool] = False,
 def results(*args: str) -> int:
     return status(lib.perf_aux('results', *args))
 
-def reports_shown(r: Run) -> List[str]:
-    """The kernel's reports on R's consoles, the first 20 shown."""
-    reports = lib.run_reports(r.name)
+def shown(reports: List[str]) -> List[str]:
+    """REPORTS, the first 20 of them shown."""
     for line in reports[:20]:
         print(line, flush=True)
     return reports
@@ -59,7 +58,7 @@ def job(r: Run, check: str = '') -> int:
     if rc:
         return rc
     # A report outside every test's window fails the run too.
-    reports = reports_shown(r)
+    reports = shown(lib.run_reports(r.name))
     if reports:
         print(f'{r.name}: {len(reports)} kernel reports on its consoles',
               flush=True)
@@ -102,10 +101,8 @@ def repeat(r: Run, rounds: int) -> int:
             boot(verb, f'{verb}{i}')
             results(verb, f'{d}/logs/{verb}{i}.log', f'{d}/fresh/{i}')
     # Every console whole: an oops that ends a boot early leaves fewer rounds.
-    reports = lib.console_reports(*lib.collated(
-        str(p) for p in Path(d, 'logs').glob('*.log')))
-    for line in reports[:20]:
-        print(line)
+    reports = shown(lib.console_reports(*lib.collated(
+        str(p) for p in Path(d, 'logs').glob('*.log'))))
     print(f'kernel reports on the consoles: {len(reports)}', flush=True)
     rc = int(bool(reports))
     for what, sub in (('one boot:', 'one-boot'), ('fresh boots:', 'fresh')):
@@ -132,9 +129,9 @@ def soak_main(argv: List[str]) -> int:
     """soak_test alone for DURATION s; SOAK_SUMMARY_ONLY=1: its lines."""
     env = os.environ
     duration = env.get('DURATION') or '600'
-    m = re.search(r'^#define SOAK_MAX_SECONDS ([0-9]*)$', lib.read(
-        f'{lib.ROOT}/tools/testing/selftests/perf_aux/soak_test.c'), re.M)
-    most = m.group(1) if m else ''
+    source = f'{lib.ROOT}/tools/testing/selftests/perf_aux/soak_test.c'
+    most = ''.join(re.findall(r'(?m)^#define SOAK_MAX_SECONDS ([0-9]*)$',
+                              lib.read(source)))
     if not duration.isdigit() or int(duration) > int(most or 0):
         lib.die(f"DURATION={duration}: one soak is at most "
                 f"{most or '?'} s (soak_test's harness timeout)")
@@ -150,7 +147,7 @@ def soak_main(argv: List[str]) -> int:
     for m in re.finditer(r'(?m)^#.*:(soak: .*)$', lib.read(log)):
         print(m.group(1))
     print(f'soak: {len(lib.run_reports(r.name))} kernel reports', flush=True)
-    if reports_shown(r):
+    if shown(lib.run_reports(r.name)):
         return 1
     ok, line = expectation(r.results, 'perf_aux.soak_test', min_passed=1)
     print(line)
