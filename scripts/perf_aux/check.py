@@ -201,6 +201,8 @@ def lava_deps(c: Check) -> None:
     if c.call(lib.perf_aux('deps', 'lava'), stdout=lib.DEVNULL):
         c.verdict(1, 'perf_aux deps lava')
 
+# The stages' functions; docs/check-full.md says what each proves.
+
 def floors(c: Check, suites: Sequence[str] = ()) -> bool:
     """The run against its expected results; True: none, judge by floors."""
     path = expected.path_for(c.res)
@@ -214,45 +216,42 @@ def floors(c: Check, suites: Sequence[str] = ()) -> bool:
     c.verdict(0 if ok else 1, lines[0])
     return False
 
+def at_least(c: Check, *floors: Tuple[str, int]) -> None:
+    for suite, least in floors:
+        c.expect(c.res, suite, min_passed=least)
+
 def flakes(c: Check, res: str, ref: str, what: str, *args: str) -> None:
     rc, out = c.capture(lib.perf_aux('results', 'flakes', res, ref, *args))
     say_tail(out, 3)
     c.verdict(rc, f'{name(res)}: {what}')
 
 def reference_run(c: Check, target: str, variant: str) -> None:
-    """The reference kernel passes every suite, on every target."""
     c.run_job('reference', target, variant)
     if variant == 'default' and target == 'arm64-4k':
         within_timeout(c, c.res)
     if not floors(c):
         return
-    if variant == 'default':
-        c.expect(c.res, 'perf_aux_alloc', min_passed=30)
-    c.expect(c.res, 'vmap_granule', min_passed=25)
-    c.expect(c.res, 'perf_aux.map_test', min_passed=20)
-    c.expect(c.res, 'perf_aux.mmap_test', min_passed=20)
-    # At 64K a PMD is 512 MiB: most pagesize buffers do not fit.
-    c.expect(c.res, 'perf_aux.pagesize_test',
-             min_passed=2 if target == 'arm64-64k' else 5)
+    at_least(c, *[('perf_aux_alloc', 30)] * (variant == 'default'),
+             ('vmap_granule', 25), ('perf_aux.map_test', 20),
+             ('perf_aux.mmap_test', 20),
+             # At 64K a PMD is 512 MiB: most pagesize buffers do not fit.
+             ('perf_aux.pagesize_test', 2 if target == 'arm64-64k' else 5))
     trace_expectations(c, target, variant)
 
 def trace_expectations(c: Check, target: str, variant: str) -> None:
     """Trace through the AUX mapping intact; no SPE or TRBE to test."""
     big = target == 'arm64-64k'
-    c.expect(c.res, 'perf_aux.integrity_test', min_passed=6 if big else 8)
-    c.expect(c.res, 'perf_aux.wrap_test', min_passed=4)
-    c.expect(c.res, 'perf_aux.aux_contract_test', min_passed=4)
+    at_least(c, ('perf_aux.integrity_test', 6 if big else 8),
+             ('perf_aux.wrap_test', 4), ('perf_aux.aux_contract_test', 4))
     c.expect(c.res, 'perf_aux.hw_trace_test', min_skipped=2)
-    c.expect(c.res, 'perf_aux.teardown_test', min_passed=7)
     # Trace on every CPU at once needs four CPUs; fault injection is the
     # sanitize configuration's.
-    c.expect(c.res, 'perf_aux.smp_test',
-             min_passed=4 if lib.variant_cpus(variant) >= 4 else 0)
-    c.expect(c.res, 'perf_aux.fault_test',
-             min_passed=4 if variant == 'sanitize' else 0)
-    # At 64K the fill may leave no mix of chunks for two trace cases.
-    c.expect(c.res, 'perf_aux.fragment_test', min_passed=3 if big else 4)
-    c.expect(c.res, 'perf_aux.soak_test', min_passed=1)
+    at_least(c, ('perf_aux.teardown_test', 7),
+             ('perf_aux.smp_test', 4 if lib.variant_cpus(variant) >= 4 else 0),
+             ('perf_aux.fault_test', 4 if variant == 'sanitize' else 0),
+             # At 64K the fill may leave no mix of chunks for two cases.
+             ('perf_aux.fragment_test', 3 if big else 4),
+             ('perf_aux.soak_test', 1))
 
 def boot_variant(c: Check, variant: str) -> None:
     """A boot parameter of arm64-4k: KUnit and the programs it changes."""
@@ -288,7 +287,6 @@ def default_run(c: Check) -> str:
     return default
 
 def sanitize_run(c: Check) -> None:
-    """Sanitizers and kmemleak quiet, test_aux_pmu a module, as default."""
     reference_run(c, 'arm64-4k', 'sanitize')
     res, run = c.res, name(c.res)
     log = lib.read(f'{c.out}/logs/{run}-kselftest.log')
@@ -317,7 +315,6 @@ def lab_selftest(c: Check) -> int:
                          env={'PERF_AUX_LAB_RUNS': runs})
 
 def testdefs_run(c: Check) -> None:
-    """test-definitions' kselftest.sh gives the direct run's results."""
     directory = f'{c.cache}/testdefs'
     run = c.result_name('reference', 'arm64-4k', 'default')
     log = f'{c.out}/logs/testdefs-{run}.log'
@@ -345,7 +342,6 @@ def testdefs_run(c: Check) -> None:
                                 f'{c.out}/logs/{run}-kselftest.log'))
 
 def series_mbox_run(c: Check) -> None:
-    """The reference patches as one mbox give the reference's results."""
     mbox = Path(f'{c.out}/series-input/reference-{c.base}.mbox')
     mbox.parent.mkdir(parents=True, exist_ok=True)
     mbox.write_bytes(b''.join(Path(p).read_bytes() for p in lib.collated(
@@ -365,7 +361,6 @@ def case_count(res: str, suite: str, what: str) -> int:
                re.finditer(rf'([0-9]+) (?:{what})', line))
 
 def privilege_runs(c: Check) -> None:
-    """Unprivileged, failed setups (their sysctls back), a farm's plain run."""
     default = default_run(c)
     c.run_job('reference', 'arm64-4k', 'nonroot')
     for t in PRIVILEGE_TESTS:
@@ -456,13 +451,11 @@ def pinned_failures(c: Check, suite: str, min_passed: int = 0) -> None:
         case.rsplit('.', 1)[-1] for case, _ in pinned])
 
 def stock_runs(c: Check, quick: bool = False) -> None:
-    """The stock kernel: the granule suites skip, or fail when strict."""
     c.run_job('stock', 'arm64-4k', 'default',
               *([STOCK_QUICK_TESTS] if quick else []))
     stock_expectations(c)
     if quick:
-        c.expect(c.res, 'perf_aux.integrity_test', min_passed=8)
-        c.expect(c.res, 'perf_aux.wrap_test', min_passed=4)
+        at_least(c, ('perf_aux.integrity_test', 8), ('perf_aux.wrap_test', 4))
     else:
         trace_expectations(c, 'arm64-4k', 'default')
     # Its granule cases are not the reference's.
@@ -484,7 +477,6 @@ def stock_runs(c: Check, quick: bool = False) -> None:
         plain_run(c, 'stock')
 
 def custom_tree(c: Check) -> None:
-    """KERNEL_SRC= a Debian source: hook-ups from its version, as stock."""
     c.job('stock', 'arm64-4k', 'default', CUSTOM_TESTS,
           src=f'{c.cache}/src/{c.base}')
     c.res = f"{c.out}/results/{c.result_name('custom', 'arm64-4k', 'default')}"
