@@ -63,7 +63,6 @@ PRIVILEGE_TESTS = ('map_test', 'mmap_test', 'pagesize_test', 'integrity_test',
 SYSCTLS = ('kernel/kptr_restrict', 'kernel/perf_event_mlock_kb',
            'vm/compact_unevictable_allowed', 'vm/extfrag_threshold',
            'vm/compaction_proactiveness', 'vm/watermark_boost_factor')
-TIME_LINE = re.compile(r'^PERF_AUX: time (perf_aux:[a-z_]*) ([0-9]*) s')
 # What the custom tree is judged by: the suites the hook-ups build.
 CUSTOM_TESTS = killer_tests(('map_test', 'pagesize_test'))
 # The QEMU jobs lava-run runs, each compared with the direct run.
@@ -216,8 +215,8 @@ def floors(c: Check, suites: Sequence[str] = ()) -> bool:
     c.verdict(0 if ok else 1, lines[0])
     return False
 
-def at_least(c: Check, *floors: Tuple[str, int]) -> None:
-    for suite, least in floors:
+def at_least(c: Check, *rows: Tuple[str, int]) -> None:
+    for suite, least in rows:
         c.expect(c.res, suite, min_passed=least)
 
 def flakes(c: Check, res: str, ref: str, what: str, *args: str) -> None:
@@ -323,14 +322,11 @@ def testdefs_run(c: Check) -> None:
                          '--export', 'test-definitions', directory,
                          'automated/linux/kselftest', 'automated/lib'])
     if rc == 3:
-        c.skip(f'ok - test-definitions kselftest.sh on Debian # SKIP {out}')
-        return
-    if rc:
-        c.verdict(1, f'test-definitions exported: {out}')
-        return
-    if c.call(lib.perf_aux('deps', 'testdefs')):
-        c.verdict(1, 'perf_aux deps testdefs')
-        return
+        return c.skip('ok - test-definitions kselftest.sh on Debian # SKIP '
+                      f'{out}')
+    if rc or c.call(lib.perf_aux('deps', 'testdefs')):
+        return c.verdict(1, f'test-definitions exported: {out}' if rc else
+                         'perf_aux deps testdefs')
     default_run(c)
     # The direct run's environment, as KernelCI's ENV passes it.
     c.call(lib.perf_aux('kselftest', 'reference', 'arm64-4k', 'default', log,
@@ -397,9 +393,9 @@ def within_timeout(c: Check, res: str) -> None:
     """Each kselftest program within the settings' timeout (a farm's)."""
     limit = '\n'.join(re.findall(r'(?m)^timeout=(.*)', lib.read(
         f'{c.root}/tools/testing/selftests/perf_aux/settings')))
-    times = [(int(m.group(2) or 0), m.group(1)) for m in map(
-        TIME_LINE.match, lib.read(f'{c.out}/logs/{name(res)}-kselftest.log')
-        .split('\n')) if m]
+    times = [(int(secs or 0), test) for test, secs in re.findall(
+        r'(?m)^PERF_AUX: time (perf_aux:[a-z_]*) ([0-9]*) s',
+        lib.read(f'{c.out}/logs/{name(res)}-kselftest.log'))]
     over = [(secs, test) for secs, test in times if secs > int(limit or 45)]
     for secs, test in over:
         print(f'# {test}: {secs} s')
