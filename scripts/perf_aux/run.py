@@ -13,8 +13,6 @@ from . import kselftest, kunit, lib, tree
 from .lib import DEVNULL, Run, status
 from .shell import stage
 
-ROUND = re.compile(rb'^PERF_AUX: round ([0-9]+)')
-
 def expectation(res: str, suite: str, failure: Optional[bool] = False,
                 **floors) -> Tuple[bool, str]:
     """Whether SUITE of RES is as Expectation(FAILURE, FLOORS), and why."""
@@ -73,7 +71,7 @@ def split_rounds(log: str, directory: str) -> None:
     rounds, n = {}, None
     for line in Path(log).read_bytes().removesuffix(b'\n').split(b'\n'):
         line = line.removesuffix(b'\r')
-        m = ROUND.match(line)
+        m = re.match(rb'PERF_AUX: round ([0-9]+)', line)
         if m:
             n = m.group(1).decode()
             rounds[n] = []

@@ -49,7 +49,6 @@ def run_stage(self, s):
     self.timed(f'stage {s}', fake, s)
 '''
 
-
 class BesideStagesTest(unittest.TestCase):
 
     def setUp(self) -> None:
@@ -83,7 +82,8 @@ class BesideStagesTest(unittest.TestCase):
         lines = out.getvalue().splitlines()
         # The stand-in mutant stage prints its line, it counts nothing.
         self.assertEqual((3, 1, 1), c.counts)
-        self.assertEqual(['lava: e'], [w for k, w in c.checks if k == 'fail'])
+        self.assertEqual(['lava: e'],
+                         [w for k, w in c.checks if k == 'fail'])
         ran = [line for line in lines if line.startswith('RAN ')]
         self.assertEqual(['RAN mutants here', 'RAN series beside',
                           'RAN lava_schema beside'], ran)
@@ -139,7 +139,6 @@ class BesideStagesTest(unittest.TestCase):
     def test_without_the_mutant_stage_they_run_here(self) -> None:
         self.assertEqual(['RAN series here', 'RAN lava_schema here'],
                          self.tier_runs('series', 'lava_schema'))
-
 
 if __name__ == '__main__':
     unittest.main()

@@ -21,7 +21,6 @@ SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, SCRIPTS)
 from perf_aux import check  # noqa: E402
 
-
 class ResumeTest(unittest.TestCase):
 
     def setUp(self) -> None:
@@ -138,7 +137,6 @@ class ResumeTest(unittest.TestCase):
             self.assertEqual(ran, self.ran)
             self.assertEqual(bool(resume), os.path.isdir(kept))
             self.assertEqual((2, 0, 1), c.counts)
-
 
 if __name__ == '__main__':
     unittest.main()

@@ -24,7 +24,6 @@ SCRIPTS = os.path.dirname(HERE)
 sys.path.insert(0, SCRIPTS)
 from perf_aux import check, lib  # noqa: E402
 
-
 class StagesTest(unittest.TestCase):
 
     def setUp(self) -> None:
@@ -155,17 +154,14 @@ class StagesTest(unittest.TestCase):
             c.run_stage('nonesuch')
         self.assertEqual(2, e.exception.status)
 
-
 def sections(text: str, heading: str) -> dict:
     """TEXT's sections by what HEADING (a pattern, one group) names."""
     parts = re.split(f'^{heading}\n', text, flags=re.M)[1:]
     return dict(zip(parts[::2], parts[1::2]))
 
-
 def page(name: str) -> str:
     with open(os.path.join(os.path.dirname(SCRIPTS), 'docs', name)) as f:
         return f.read()
-
 
 class StagesDocsTest(unittest.TestCase):
     """The docs' stage tables say what the registry says."""
@@ -194,7 +190,6 @@ class StagesDocsTest(unittest.TestCase):
         for r in rows:
             self.assertEqual(r.beside, 'beside the mutants' in doc[r.name],
                              r.name)
-
 
 if __name__ == '__main__':
     unittest.main()
