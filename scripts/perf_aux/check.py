@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -71,8 +72,7 @@ LAVA_TARGETS = ('arm64-4k', 'arm64-16k')
 class Check(Verdicts):
     """A tier: its verdicts, its stages and those run beside the mutants."""
 
-    beside: Optional[subprocess.Popen] = None
-    beside_log = ''
+    beside: Optional[Future] = None
 
     def host_tests(self) -> None:
         """The host tests of the glue, a check line per test."""
@@ -133,29 +133,26 @@ class Check(Verdicts):
             'ended': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}))
 
     def beside_start(self, names: Sequence[str]) -> None:
-        """The stages NAMES in the background, their lines in a log."""
-        self.beside_log = f'{self.out}/logs/beside.log'
-        sys.stdout.flush()
-        with open(self.beside_log, 'wb') as log:
-            self.beside = subprocess.Popen(
-                [*BESIDE_COMMAND, BESIDE, *(['--full'] if self.full else []),
-                 *names], cwd=f'{self.root}/scripts', stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, **self.env(),
-                     'PYTHONPATH': f'{self.root}/scripts'})
+        """The stages NAMES in a process of their own, in the background."""
+        self.beside = ThreadPoolExecutor(1).submit(
+            lib.run, [*BESIDE_COMMAND, BESIDE, *['--full'] * self.full,
+                      *names], cwd=f'{self.root}/scripts', stdout=lib.PIPE,
+            stderr=lib.STDOUT, env={**self.env(),
+                                    'PYTHONPATH': f'{self.root}/scripts'})
 
     def beside_end(self) -> None:
         """Their lines counted as if run here; a death is a failed check."""
-        rc = self.beside.wait()
-        for line in lib.read(self.beside_log).splitlines():
+        done = self.beside.result()
+        for line in done.stdout.splitlines():
             line = line.strip(' \t')
             if line.startswith(STAGE_TIME):
                 self.stage_times.append(
                     f'{line[len(STAGE_TIME):]} (beside the mutants)')
             else:
                 self.count_line(line)
-        if rc:
-            self.verdict(1, f'the stages beside the mutants ended, exit {rc}')
+        if done.returncode:
+            self.verdict(1, 'the stages beside the mutants ended, exit '
+                         f'{done.returncode}')
 
 def resumed(environ: Dict[str, str]) -> bool:
     return environ.get('RESUME', '') not in ('', '0')
