@@ -51,8 +51,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     rest = ['--full', *args[1:]] if verb == 'check-full' else args[1:]
     module, _, function = VERBS[verb][0].partition(':')
     where = importlib.import_module(module or __name__, __package__)
-    if hasattr(sys.stdout, 'reconfigure'):
-        sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
+    sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
     try:  # Sort as sort and ls do: the environment's collation, else bytes.
         locale.setlocale(locale.LC_COLLATE, '')
     except locale.Error:

@@ -47,27 +47,20 @@ PINNED = (('perf_aux_alloc', 'aux_alloc_first_page_fails_test',
            'global.aux_area_mapped_again_charged_once', CHARGE_FIX),
           ('perf_events.mmap_accounting',
            'global.data_area_mapped_again_charged_once', CHARGE_FIX))
-REFERENCE_VARIANTS = ('default', 'strict', 'nohugevmalloc', 'hugetlb', 'smp')
 # The programs a boot-parameter variant can change (KUnit whole beside).
 VARIANT_TESTS = {
     'strict': ('pagesize_test',),
     'nohugevmalloc': ('map_test', 'pagesize_test', 'fragment_test'),
     'smp': ('smp_test', 'teardown_test'),
 }
-STRICT_TESTS = killer_tests(VARIANT_TESTS['strict'])
 # They skip, for the one reason, without PERF_AUX_DESTRUCTIVE=1.
 DESTRUCTIVE_TESTS = ('fault_test', 'fragment_test', 'soak_test')
-STOCK_SKIP = 'vmap() maps base pages only'
 PRIVILEGE_TESTS = ('map_test', 'mmap_test', 'pagesize_test', 'integrity_test',
                    'wrap_test', 'hw_trace_test', 'aux_contract_test')
 # The sysctls the fixtures change, back after the setups failed on purpose.
 SYSCTLS = ('kernel/kptr_restrict', 'kernel/perf_event_mlock_kb',
            'vm/compact_unevictable_allowed', 'vm/extfrag_threshold',
            'vm/compaction_proactiveness', 'vm/watermark_boost_factor')
-# What the custom tree is judged by: the suites the hook-ups build.
-CUSTOM_TESTS = killer_tests(('map_test', 'pagesize_test'))
-# The QEMU jobs lava-run runs, each compared with the direct run.
-LAVA_TARGETS = ('arm64-4k', 'arm64-16k')
 
 class Check(Verdicts):
     """A tier: its verdicts, its stages and those run beside the mutants."""
@@ -260,7 +253,7 @@ def boot_variant(c: Check, variant: str) -> None:
             c.expect(c.res, suite)
 
 def reference_variants(c: Check) -> None:
-    for variant in REFERENCE_VARIANTS:
+    for variant in ('default', 'strict', 'nohugevmalloc', 'hugetlb', 'smp'):
         if variant in VARIANT_TESTS:
             boot_variant(c, variant)
         else:
@@ -297,7 +290,7 @@ def sanitize_run(c: Check) -> None:
            '--except', 'perf_aux.fault_test')
 
 def lava_runs(c: Check) -> int:
-    for target in LAVA_TARGETS:
+    for target in ('arm64-4k', 'arm64-16k'):  # lava-run's QEMU jobs
         run = c.result_name('reference', target, 'default')
         if not os.path.isdir(f'{c.out}/results/{run}'):
             c.run_job('reference', target, 'default')
@@ -424,7 +417,8 @@ def stock_expectations(c: Check) -> None:
     pinned_failures(c, 'perf_aux_alloc', min_passed=30)
     c.expect(c.res, 'perf_aux.map_test', min_passed=20)
     for suite in ('vmap_granule', 'perf_aux.pagesize_test'):
-        c.expect(c.res, suite, min_skipped=1, skip_reason=STOCK_SKIP)
+        c.expect(c.res, suite, min_skipped=1,
+                 skip_reason='vmap() maps base pages only')
 
 def pinned_failures(c: Check, suite: str, min_passed: int = 0) -> None:
     """No case fails but those PINNED by a fix the base's reference has."""
@@ -462,7 +456,8 @@ def stock_runs(c: Check, quick: bool = False) -> None:
                   'differ, as without large vmap they must)')
     pinned_failures(c, 'perf_aux.mmap_test')
     pinned_failures(c, 'perf_events.mmap_accounting')
-    c.run_job('stock', 'arm64-4k', 'strict', STRICT_TESTS)
+    c.run_job('stock', 'arm64-4k', 'strict',
+              killer_tests(VARIANT_TESTS['strict']))
     c.expect(c.res, 'vmap_granule', failure=True)
     c.expect(c.res, 'perf_aux.pagesize_test', failure=True)
     # The plain boot skips in the suite's own code, the same on every base.
@@ -470,8 +465,9 @@ def stock_runs(c: Check, quick: bool = False) -> None:
         plain_run(c, 'stock')
 
 def custom_tree(c: Check) -> None:
-    c.job('stock', 'arm64-4k', 'default', CUSTOM_TESTS,
-          src=f'{c.cache}/src/{c.base}')
+    # Judged by the suites the hook-ups build.
+    c.job('stock', 'arm64-4k', 'default', killer_tests((
+        'map_test', 'pagesize_test')), src=f'{c.cache}/src/{c.base}')
     c.res = f"{c.out}/results/{c.result_name('custom', 'arm64-4k', 'default')}"
     stock_expectations(c)
 

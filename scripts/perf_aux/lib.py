@@ -64,7 +64,7 @@ def run(argv: Sequence[str], cwd: Optional[str] = None,
             proc = subprocess.run(
                 argv, cwd=cwd, env={**os.environ, **(env or {})}, stdin=stdin,
                 stdout=f or stdout, stderr=STDOUT if f else stderr,
-                input=input, timeout=timeout, check=False)
+                input=input, timeout=timeout)
     except subprocess.TimeoutExpired:
         proc = subprocess.CompletedProcess(argv, 124, b'')
     if isinstance(proc.stdout, bytes):
