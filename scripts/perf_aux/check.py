@@ -449,8 +449,7 @@ def stock_runs(c: Check, quick: bool = False) -> None:
     if os.path.isfile(expected.path_for(c.res)):
         _, lines = expected.check_line(c.res, expected.path_for(c.res),
                                        {'vmap_granule'})
-        n = re.match(r'.*, ([0-9]*) differ$', lines[0])
-        n = n.group(1) if n else ''
+        n = ''.join(re.findall(r'.*, ([0-9]*) differ$', lines[0]))
         c.verdict(0 if int(n or 0) > 0 else 1, f'{name(c.res)}: vmap_granule '
                   f"fails the reference's expected results ({n} cases "
                   'differ, as without large vmap they must)')
@@ -478,9 +477,9 @@ class Stage(NamedTuple):
     scope: str
     title: str
     run: Callable[[Check], Optional[int]]
+    setup: Optional[Callable[[Check], None]] = None
     beside: bool = False
     deps: Tuple[str, ...] = (':!*.md',)
-    setup: Optional[Callable[[Check], None]] = None
 
 # EACH runs on every base; ONCE on the default base, once; DEFAULT: the
 # full tier runs it on the default base only (it proves the same on every
@@ -499,24 +498,24 @@ STAGES = (
     Stage('stock', 'full', EACH, '{base} stock kernel', stock_runs),
     Stage('sanitize', 'full', EACH, '{base} sanitizers', sanitize_run),
     Stage('peers', 'full', DEFAULT, '{base} peers on the unmutated kernel',
-          mutants.peer_baseline, setup=with_peers),
+          mutants.peer_baseline, with_peers),
     Stage('mutants', 'quick', EACH, '{base} one mutant of each family',
           mutants.quick_mutants),
     Stage('aux_mutants', 'full', EACH, '{base} AUX allocator mutants',
           lambda c: mutants.run_mutants(c, f'{c.catalogue}/aux_alloc',
                                         'perf_aux_alloc', 'default', []),
-          setup=with_peers),
+          with_peers),
     Stage('vmap_mutants', 'full', EACH, '{base} vmap granule mutants',
           lambda c: mutants.run_mutants(c, f'{c.catalogue}/vmap_granule',
                                         'vmap_granule', 'strict', []),
-          setup=with_peers),
+          with_peers),
     Stage('module_mutants', 'full', EACH, '{base} synthetic AUX PMU mutants',
           lambda c: mutants.run_module_mutants(
-              c, f'{c.catalogue}/test_aux_pmu', []), setup=with_peers),
+              c, f'{c.catalogue}/test_aux_pmu', []), with_peers),
     # The perf core's side of the consumer contract.
     Stage('perf_core_mutants', 'full', DEFAULT, '{base} perf core mutants',
           lambda c: mutants.run_module_mutants(
-              c, f'{c.catalogue}/perf_core', []), setup=with_peers),
+              c, f'{c.catalogue}/perf_core', []), with_peers),
     Stage('targets', 'full', DEFAULT, '{base} reference kernel, other '
           'targets', reference_targets),
     # It reads the staged stock tree: it starts after the stock stage.
@@ -533,7 +532,7 @@ STAGES = (
     Stage('privilege', 'full', ONCE, '{base} reference kernel, unprivileged '
           'and failed setups', privilege_runs),
     Stage('custom', 'full', ONCE, 'KERNEL_SRC=src/{base} (hook-ups from its '
-          'version)', custom_tree, setup=other_base),
+          'version)', custom_tree, other_base),
     Stage('lava', 'full', ONCE, 'LAVA jobs, lava-run', lava_runs),
     Stage('lava_lab', 'full', ONCE, 'LAVA lab, server and worker',
           lab_selftest),
@@ -545,7 +544,7 @@ STAGES = (
     Stage('integrations', 'full', ONCE, 'integrations/, KernelCI and '
           'tuxlava patches', lambda c: c.line_checks(
               '/usr/bin/python3', f'{c.root}/integrations/check.py'),
-          setup=lava_deps),
+          lava_deps),
     Stage('testdefs', 'full', ONCE, '{base} kselftests through '
           'test-definitions on Debian', testdefs_run),
 )

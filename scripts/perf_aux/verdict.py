@@ -78,8 +78,7 @@ class Verdicts:
 
     def env(self) -> Dict[str, str]:
         """What the verbs this tier starts are told: its base, its id."""
-        return {'BASE': self.base, **({'PERF_AUX_CHECK_ID': self.check_id}
-                                      if self.check_id else {})}
+        return {'BASE': self.base, 'PERF_AUX_CHECK_ID': self.check_id}
 
     def call(self, argv: Sequence[str], env: Optional[Dict[str, str]] = None,
              stdout=None, stderr=None, quiet: bool = False) -> int:
