@@ -1,12 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""python3 -m perf_aux VERB [ARG...]: the commands the Makefile runs.  The
-one entry point: it alone sets the environment (ccache's) and ends the
-process; a verb is the main(ARGS) of a module."""
+"""python3 -m perf_aux VERB [ARG...]: the one entry point of the Makefile."""
 
 import argparse
 import importlib
+import locale
 import os
-import subprocess
 import sys
 from typing import List, Optional
 
@@ -20,9 +18,11 @@ VERBS = {
     'check-full': ('.check', 'make check-full: the whole matrix [STAGE...]'),
     'series': ('.series', 'make series: the suite as a patch series'),
     'fixes': ('.fixes', "make fixes: the series' fixes, patches of their own"),
-    'evidence': ('.run:evidence_main', 'make evidence: a run beside the stock run'),
+    'evidence': ('.run:evidence_main',
+                 'make evidence: a run beside the stock run'),
     'repeat': ('.run:repeat_main', 'make repeat: the flake hunt [ROUNDS]'),
-    'soak': ('.run:soak_main', 'make soak: soak_test alone for DURATION seconds'),
+    'soak': ('.run:soak_main',
+             'make soak: soak_test alone for DURATION seconds'),
     'results': ('perf_aux_results.cli:results_main',
                 'KTAP from console logs, summaries, reports, expected'),
     'deps': ('.deps', 'installs what TARGET, lava, base-BASE... need'),
@@ -33,48 +33,34 @@ VERBS = {
     'default-base': (':default_base', 'prints the default BASE'),
 }
 
-
 def default_base(argv: List[str]) -> int:
-    if argv:
-        print('usage: python3 -m perf_aux default-base', file=sys.stderr)
-        return 2
     print(lib.default_base())
     return 0
 
-
-def parser() -> argparse.ArgumentParser:
+def main(argv: Optional[List[str]] = None) -> int:
+    """The verb's main() with the rest of ARGV, options included."""
+    args = sys.argv[1:] if argv is None else argv
     p = argparse.ArgumentParser(
         prog='python3 -m perf_aux', description="The pipeline's commands.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog='verbs:\n' + ''.join(f'  {verb:14}{what}\n'
                                       for verb, (_, what) in VERBS.items()))
-    verbs = p.add_subparsers(dest='verb', metavar='VERB', required=True,
-                             help='one of the verbs below, then its own '
-                             'arguments')
-    for verb in VERBS:
-        verbs.add_parser(verb, add_help=False)
-    return p
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    # The verb alone is ours: the rest, options included, is its module's.
-    verb = parser().parse_args(args[:1]).verb
+    p.add_argument('verb', choices=VERBS, metavar='VERB',
+                   help='one of the verbs below, then its own arguments')
+    verb = p.parse_args(args[:1]).verb
     rest = ['--full', *args[1:]] if verb == 'check-full' else args[1:]
     module, _, function = VERBS[verb][0].partition(':')
-    where = importlib.import_module(module, __package__) if module else \
-        sys.modules[__name__]
-    if hasattr(sys.stdout, 'reconfigure'):
-        sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
-    lib.use_collation()
+    where = importlib.import_module(module or __name__, __package__)
+    sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
+    try:  # Sort as sort and ls do: the environment's collation, else bytes.
+        locale.setlocale(locale.LC_COLLATE, '')
+    except locale.Error:
+        locale.setlocale(locale.LC_COLLATE, 'C')
     os.environ.update(lib.exports())
     try:
         return getattr(where, function or 'main')(rest)
     except lib.Error as e:
         return e.status
-    except subprocess.CalledProcessError as e:
-        return e.returncode
-
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -1,38 +1,71 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make check and make check-full: the stage registry (STAGES) and the
-tiers that run it, one check line per verdict, the last line "N passed, N
-failed, N skipped".  Everything a tier prints is kept in
-out/logs/<tier>.log, from which out/measurements/<tier>.md is written.
-RESUME=1 replays a stage that passed with the same inputs
-(perf_aux.resume)."""
+"""make check and make check-full: the stages, their registry, the tiers."""
 
-import contextlib
+import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import (Callable, ContextManager, Iterator, List, NamedTuple,
-                    Optional, Sequence, Tuple)
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from . import lib, mutants, resume, stages
+from perf_aux_results import expected
+from perf_aux_results.runs import name
+
+from . import lib, mutants
+from .mutants import killer_tests
+from .run import expectation
 from .verdict import Verdicts, say_tail
 
 BESIDE = '--beside'
-# results summary's closing line, not to be taken for the tier's own.
-SUITES_LINE = re.compile(r'^[0-9]* passed, ')
 STAGE_TIME = 'stage time: '
 # What beside_start runs: this module again (a test puts a stand-in here).
 BESIDE_COMMAND = [sys.executable, '-m', 'perf_aux', 'check']
+# The environment that changes what a stage runs (BASE is the key's).
+SELECTORS = ('KERNEL_ARGS', 'KERNEL_SRC', 'SERIES', 'PERF_AUX_PEERS',
+             'PERF_AUX_MUTANTS', 'PERF_AUX_LAB_RUNS', 'PERF_AUX_MIRRORS',
+             'BOOT_EXTRA_SECONDS', 'KUNITPY_ARCHS', 'KUNITPY_KERNELCI',
+             'MODULE_MUTANT_TESTS', 'KSELFTEST_TARGETS')
 
+# make check's stock boot: the kselftests whose outcome large vmap changes.
+STOCK_QUICK_TESTS = ('perf_aux.tests=perf_aux:map_test,perf_aux:pagesize_test,'
+                     'perf_aux:integrity_test,perf_aux:wrap_test,'
+                     'perf_aux:aux_contract_test,perf_aux:mmap_test,'
+                     'perf_events:mmap_accounting')
+# The cases that pin a fix of the reference kernels, by the fix's patch
+# name: on a stock kernel of a base whose reference has it they fail.
+CHARGE_FIX = 'perf-core-charge-a-mapped-buffer-s-pages-once'
+PINNED = (('perf_aux_alloc', 'aux_alloc_first_page_fails_test',
+           'perf-aux-free-the-AUX-page-array'),
+          ('perf_aux_alloc', 'aux_mmap_to_page_bounds_test',
+           'perf-core-resolve-no-AUX-page-past-the-AUX-area'),
+          ('perf_aux.mmap_test',
+           'global.aux_area_mapped_again_charged_once', CHARGE_FIX),
+          ('perf_events.mmap_accounting',
+           'global.data_area_mapped_again_charged_once', CHARGE_FIX))
+# The programs a boot-parameter variant can change (KUnit whole beside).
+VARIANT_TESTS = {
+    'strict': ('pagesize_test',),
+    'nohugevmalloc': ('map_test', 'pagesize_test', 'fragment_test'),
+    'smp': ('smp_test', 'teardown_test'),
+}
+# They skip, for the one reason, without PERF_AUX_DESTRUCTIVE=1.
+DESTRUCTIVE_TESTS = ('fault_test', 'fragment_test', 'soak_test')
+PRIVILEGE_TESTS = ('map_test', 'mmap_test', 'pagesize_test', 'integrity_test',
+                   'wrap_test', 'hw_trace_test', 'aux_contract_test')
+# The sysctls the fixtures change, back after the setups failed on purpose.
+SYSCTLS = ('kernel/kptr_restrict', 'kernel/perf_event_mlock_kb',
+           'vm/compact_unevictable_allowed', 'vm/extfrag_threshold',
+           'vm/compaction_proactiveness', 'vm/watermark_boost_factor')
 
 class Check(Verdicts):
     """A tier: its verdicts, its stages and those run beside the mutants."""
 
-    beside: Optional[subprocess.Popen] = None
-    beside_log = ''
+    beside: Optional[Future] = None
 
     def host_tests(self) -> None:
         """The host tests of the glue, a check line per test."""
@@ -43,13 +76,12 @@ class Check(Verdicts):
                               stderr=True, cwd=f'{self.root}/scripts')
         say_tail(out, 3)
         seen = 0
-        for line in out.split('\n'):
-            line = line.strip(' \t')
+        for line in (line.strip(' \t') for line in out.split('\n')):
             if line.endswith(' ... ok'):
                 self.verdict(0, f"host: {line[:-len(' ... ok')]}")
             elif ' ... skipped' in line:
                 self.skip(f'ok - host: {line} # SKIP')
-            elif line.endswith(' ... FAIL') or line.endswith(' ... ERROR'):
+            elif line.endswith((' ... FAIL', ' ... ERROR')):
                 self.verdict(1, f'host: {line}')
             else:
                 continue
@@ -61,114 +93,393 @@ class Check(Verdicts):
                          f'ran, {seen} gave a verdict line')
 
     def run_stage(self, name: str) -> None:
-        """Stage NAME on this base, its record kept; with RESUME=1 its
-        record's lines instead where it passed with the same inputs."""
+        """Stage NAME on this base, or (RESUME=1) its record's lines."""
         row = stage_row(name, self.full)
-        base = self.base
-        record = resume.path(self.out, self.tier, name, base)
-        inputs = resume.inputs(self.root, self.cache, row.deps, self.environ,
-                               f'{self.tier} {name} {base} '
-                               f'{self.peers_default}')
-        old = resume.load(record) if resume.wanted(self.environ) else {}
-        if old.get('inputs') == inputs and old.get('passed'):
-            print(f"# resumed: {name} on {base} (inputs unchanged, passed "
-                  f"at {old['ended']})")
+        record = Path(f'{self.out}/state/{self.tier}/{name}-{self.base}.json')
+        digest = inputs(self, row.deps, f'{self.tier} {name} {self.base} '
+                        f'{self.peers_default}')
+        try:
+            old = json.loads(record.read_text())
+        except (OSError, ValueError):
+            old = {}
+        if resumed(self.environ) and old.get('inputs') == digest and \
+                old.get('passed'):
+            print(f"# resumed: {name} on {self.base} (inputs unchanged, "
+                  f"passed at {old['ended']})")
             for kind, line in old['checks']:
-                if kind == 'skip':
-                    self.skip(line)
-                else:
-                    self.verdict(0, line)
+                self.skip(line) if kind == 'skip' else self.verdict(0, line)
             self.stage_times.append(f"{0:6d} s  {old['title']} (resumed)")
             return
-        failed, first = self.failed, len(self.checks)
-        with row.around(self) if row.around else contextlib.nullcontext():
+        first, saved = len(self.checks), (self.base, self.peers)
+        try:
+            if row.setup:
+                row.setup(self)
             title = row.title.format(base=self.base)
             rc = self.timed(title, row.run, self)
-        resume.save(record, inputs, title, rc == 0 and self.failed == failed,
-                    self.checks[first:])
-
-    def lab_selftest(self) -> int:
-        """The reference run through the local lab (PERF_AUX_LAB_RUNS)."""
-        runs = self.environ.get('PERF_AUX_LAB_RUNS') or \
-            self.result_name('reference', 'arm64-4k', 'default')
-        return self.line_checks('env', f'PYTHONPATH={self.root}/scripts',
-                                'python3', '-m', 'perf_aux_lava', 'lab',
-                                'selftest', 'qemu',
-                                env={'PERF_AUX_LAB_RUNS': runs})
+        finally:
+            self.base, self.peers = saved
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps({
+            'inputs': digest, 'passed': rc == 0 and 'fail' not in (
+                kind for kind, _ in self.checks[first:]),
+            'title': title, 'checks': self.checks[first:],
+            'ended': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}))
 
     def beside_start(self, names: Sequence[str]) -> None:
-        """The stages NAMES in the background, their lines in a log."""
-        self.beside_log = f'{self.out}/logs/beside.log'
-        sys.stdout.flush()
-        with open(self.beside_log, 'wb') as log:
-            self.beside = subprocess.Popen(
-                [*BESIDE_COMMAND, BESIDE, *(['--full'] if self.full else []),
-                 *names], cwd=f'{self.root}/scripts', stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, **self.env(),
-                     'PYTHONPATH': f'{self.root}/scripts'})
+        """The stages NAMES in a process of their own, in the background."""
+        self.beside = ThreadPoolExecutor(1).submit(
+            lib.run, [*BESIDE_COMMAND, BESIDE, *['--full'] * self.full,
+                      *names], cwd=f'{self.root}/scripts', stdout=lib.PIPE,
+            stderr=lib.STDOUT, env={**self.env(),
+                                    'PYTHONPATH': f'{self.root}/scripts'})
 
     def beside_end(self) -> None:
-        """Their lines counted as if run here; a background run that died
-        is a failed check."""
-        rc = self.beside.wait()
-        for line in Path(self.beside_log).read_text(
-                errors='surrogateescape').splitlines():
+        """Their lines counted as if run here; a death is a failed check."""
+        done = self.beside.result()
+        for line in done.stdout.splitlines():
             line = line.strip(' \t')
             if line.startswith(STAGE_TIME):
                 self.stage_times.append(
                     f'{line[len(STAGE_TIME):]} (beside the mutants)')
             else:
                 self.count_line(line)
-        if rc:
-            self.verdict(1, f'the stages beside the mutants ended, exit {rc}')
+        if done.returncode:
+            self.verdict(1, 'the stages beside the mutants ended, exit '
+                         f'{done.returncode}')
 
+def resumed(environ: Dict[str, str]) -> bool:
+    return environ.get('RESUME', '') not in ('', '0')
 
-@contextlib.contextmanager
-def with_peers(c: Check) -> Iterator[None]:
+def below(top: str) -> List[str]:
+    """TOP, or the files below it; none where TOP is ''."""
+    if not os.path.isdir(top):
+        return [top] if top else []
+    return sorted(os.path.join(d, f) for d, _, names in
+                  os.walk(top, followlinks=True) for f in names)
+
+def inputs(c: Check, pathspecs: Sequence[str], key: str) -> str:
+    """The hash of KEY, the SELECTORS and the files a stage reads."""
+    clone = lib.text(['git', '-C', c.root, 'ls-files', '-z', '--cached',
+                      '--others', '--exclude-standard', '--', *pathspecs],
+                     check=True).split('\0')
+    files = [(f, f'{c.root}/{f}') for f in sorted(set(clone) - {''})] + [
+        (f, f) for f in (*below(c.environ.get('PERF_AUX_MUTANTS', '')),
+                         *below(c.environ.get('SERIES', '')),
+                         *(f'{c.cache}/src/{b}/.perf_aux-debian'
+                           for b in lib.BASES))]
+    h = hashlib.sha256(key.encode())
+    for name in SELECTORS:
+        h.update(f'\n{name}={c.environ.get(name, "")}'.encode())
+    for label, file in files:
+        h.update(f'\n{label} '.encode() + hashlib.sha256(lib.read(
+            file).encode(errors='surrogateescape')).hexdigest().encode())
+    return h.hexdigest()
+
+def with_peers(c: Check) -> None:
     """The peers run where they do by default (PERF_AUX_PEERS unset)."""
-    saved = c.peers
     given = c.environ.get('PERF_AUX_PEERS')
     c.peers = given == '1' if given else c.peers_default
-    try:
-        yield
-    finally:
-        c.peers = saved
 
-
-@contextlib.contextmanager
-def other_base(c: Check) -> Iterator[None]:
+def other_base(c: Check) -> None:
     """custom: a mainline base other than the default one, unpacked."""
-    saved = c.base
     c.base = '7.2' if '7.2' in c.bases else c.base
-    try:
-        c.call(lib.perf_aux('deps', f'base-{c.base}'),
-               stdout=subprocess.DEVNULL)
-        yield
-    finally:
-        c.base = saved
+    c.call(lib.perf_aux('deps', f'base-{c.base}'), stdout=lib.DEVNULL)
 
-
-@contextlib.contextmanager
-def lava_deps(c: Check) -> Iterator[None]:
+def lava_deps(c: Check) -> None:
     """integrations: Debian's python, lava_common, PyYAML, Jinja2."""
-    if c.call(lib.perf_aux('deps', 'lava'), stdout=subprocess.DEVNULL):
+    if c.call(lib.perf_aux('deps', 'lava'), stdout=lib.DEVNULL):
         c.verdict(1, 'perf_aux deps lava')
-    yield
 
+# The stages' functions; docs/check-full.md says what each proves.
+
+def floors(c: Check, suites: Sequence[str] = ()) -> bool:
+    """The run against its expected results; True: none, judge by floors."""
+    path = expected.path_for(c.res)
+    if not os.path.isfile(path):
+        c.skip(f'ok - {name(c.res)}: no expected results committed, judged '
+               'by floors # SKIP')
+        return True
+    ok, lines = expected.check_line(c.res, path, set(suites) or None)
+    for line in lines[1:]:
+        print(line)
+    c.verdict(0 if ok else 1, lines[0])
+    return False
+
+def at_least(c: Check, *rows: Tuple[str, int]) -> None:
+    for suite, least in rows:
+        c.expect(c.res, suite, min_passed=least)
+
+def flakes(c: Check, res: str, ref: str, what: str, *args: str) -> None:
+    rc, out = c.capture(lib.perf_aux('results', 'flakes', res, ref, *args))
+    say_tail(out, 3)
+    c.verdict(rc, f'{name(res)}: {what}')
+
+def reference_run(c: Check, target: str, variant: str) -> None:
+    c.run_job('reference', target, variant)
+    if variant == 'default' and target == 'arm64-4k':
+        within_timeout(c, c.res)
+    if not floors(c):
+        return
+    at_least(c, *[('perf_aux_alloc', 30)] * (variant == 'default'),
+             ('vmap_granule', 25), ('perf_aux.map_test', 20),
+             ('perf_aux.mmap_test', 20),
+             # At 64K a PMD is 512 MiB: most pagesize buffers do not fit.
+             ('perf_aux.pagesize_test', 2 if target == 'arm64-64k' else 5))
+    trace_expectations(c, target, variant)
+
+def trace_expectations(c: Check, target: str, variant: str) -> None:
+    """Trace through the AUX mapping intact; no SPE or TRBE to test."""
+    big = target == 'arm64-64k'
+    at_least(c, ('perf_aux.integrity_test', 6 if big else 8),
+             ('perf_aux.wrap_test', 4), ('perf_aux.aux_contract_test', 4))
+    c.expect(c.res, 'perf_aux.hw_trace_test', min_skipped=2)
+    # Trace on every CPU at once needs four CPUs; fault injection is the
+    # sanitize configuration's.
+    at_least(c, ('perf_aux.teardown_test', 7),
+             ('perf_aux.smp_test', 4 if lib.variant_cpus(variant) >= 4 else 0),
+             ('perf_aux.fault_test', 4 if variant == 'sanitize' else 0),
+             # At 64K the fill may leave no mix of chunks for two cases.
+             ('perf_aux.fragment_test', 3 if big else 4),
+             ('perf_aux.soak_test', 1))
+
+def boot_variant(c: Check, variant: str) -> None:
+    """A boot parameter of arm64-4k: KUnit and the programs it changes."""
+    programs = VARIANT_TESTS[variant]
+    c.run_job('reference', 'arm64-4k', variant, killer_tests(programs))
+    suites = ('perf_aux_alloc', 'vmap_granule',
+              *(f'perf_aux.{t}' for t in programs))
+    if floors(c, suites):
+        for suite in suites:
+            c.expect(c.res, suite)
+
+def reference_variants(c: Check) -> None:
+    for variant in ('default', 'strict', 'nohugevmalloc', 'hugetlb', 'smp'):
+        if variant in VARIANT_TESTS:
+            boot_variant(c, variant)
+        else:
+            reference_run(c, 'arm64-4k', variant)
+
+def reference_quick(c: Check) -> None:
+    reference_run(c, 'arm64-4k', 'default')
+    boot_variant(c, 'strict')
+
+def reference_targets(c: Check) -> None:
+    for target in c.targets[1:]:
+        reference_run(c, target, 'default')
+
+def default_run(c: Check) -> str:
+    """The reference's default run on arm64-4k, made if missing."""
+    default = f"{c.out}/results/" \
+        f"{c.result_name('reference', 'arm64-4k', 'default')}"
+    if not os.path.isdir(default):
+        c.run_job('reference', 'arm64-4k', 'default')
+    return default
+
+def sanitize_run(c: Check) -> None:
+    reference_run(c, 'arm64-4k', 'sanitize')
+    res, run = c.res, name(c.res)
+    log = lib.read(f'{c.out}/logs/{run}-kselftest.log')
+    c.verdict(0 if 'PERF_AUX: kmemleak: 0 unreferenced objects' in log else 1,
+              f'{run}: kmemleak scanned, 0 unreferenced objects')
+    default = default_run(c)
+    n = sum('test_aux_pmu: module loaded' in line for line in log.split('\n'))
+    c.verdict(0 if n >= 4 else 1, f'{run}: the kselftests loaded '
+              f'test_aux_pmu themselves ({n} programs)')
+    flakes(c, res, default, f"the results of {name(default)} case by case, "
+           "but smp_test's and fault_test's", '--except', 'perf_aux.smp_test',
+           '--except', 'perf_aux.fault_test')
+
+def lava_runs(c: Check) -> int:
+    for target in ('arm64-4k', 'arm64-16k'):  # lava-run's QEMU jobs
+        run = c.result_name('reference', target, 'default')
+        if not os.path.isdir(f'{c.out}/results/{run}'):
+            c.run_job('reference', target, 'default')
+    return c.line_checks(*lib.perf_aux('check', module='perf_aux_lava'))
+
+def lab_selftest(c: Check) -> int:
+    runs = c.environ.get('PERF_AUX_LAB_RUNS') or \
+        c.result_name('reference', 'arm64-4k', 'default')
+    return c.line_checks(*lib.perf_aux('lab', 'selftest', 'qemu',
+                                       module='perf_aux_lava'),
+                         env={'PERF_AUX_LAB_RUNS': runs})
+
+def testdefs_run(c: Check) -> None:
+    directory = f'{c.cache}/testdefs'
+    run = c.result_name('reference', 'arm64-4k', 'default')
+    log = f'{c.out}/logs/testdefs-{run}.log'
+    shutil.rmtree(directory, ignore_errors=True)
+    rc, out = c.capture(['python3', f'{c.root}/integrations/check.py',
+                         '--export', 'test-definitions', directory,
+                         'automated/linux/kselftest', 'automated/lib'])
+    if rc == 3:
+        return c.skip('ok - test-definitions kselftest.sh on Debian # SKIP '
+                      f'{out}')
+    if rc or c.call(lib.perf_aux('deps', 'testdefs')):
+        return c.verdict(1, f'test-definitions exported: {out}' if rc else
+                         'perf_aux deps testdefs')
+    default_run(c)
+    # The direct run's environment, as KernelCI's ENV passes it.
+    c.call(lib.perf_aux('kselftest', 'reference', 'arm64-4k', 'default', log,
+                        'perf_aux.env=PERF_AUX_DESTRUCTIVE=1'),
+           env={'KSELFTEST_ROOTFS': f'{c.cache}/rootfs/trixie-arm64',
+                'TESTDEFS_DIR': directory})
+    c.line_checks(*lib.perf_aux('results', 'testdefs', log,
+                                f'{c.out}/results/{run}',
+                                f'{c.out}/logs/{run}-kselftest.log'))
+
+def series_mbox_run(c: Check) -> None:
+    mbox = Path(f'{c.out}/series-input/reference-{c.base}.mbox')
+    mbox.parent.mkdir(parents=True, exist_ok=True)
+    mbox.write_bytes(b''.join(Path(p).read_bytes() for p in lib.collated(
+        str(p) for p in Path(lib.base_patches(c.base), 'reference').glob(
+            '*.patch'))))
+    series = c.job('reference', 'arm64-4k', 'default',
+                   series=str(mbox)).results
+    ref = default_run(c)
+    source = lib.read(f'{series}/source.txt').rstrip('\n')
+    c.verdict(0 if '+ series ' in source else 1,
+              f'{name(series)}: built from the series: {source}')
+    flakes(c, series, ref, f'the same results as {name(ref)}, case by case')
+
+def case_count(res: str, suite: str, what: str) -> int:
+    _, line = expectation(res, suite)
+    return sum(int(m.group(1)) for m in
+               re.finditer(rf'([0-9]+) (?:{what})', line))
+
+def privilege_runs(c: Check) -> None:
+    default = default_run(c)
+    c.run_job('reference', 'arm64-4k', 'nonroot')
+    for t in PRIVILEGE_TESTS:
+        c.expect(c.res, f'perf_aux.{t}')
+        ran = case_count(c.res, f'perf_aux.{t}', 'passed|skipped')
+        every = case_count(default, f'perf_aux.{t}', 'passed|failed|skipped')
+        c.verdict(0 if ran >= every and every > 1 else 1,
+                  f"{name(c.res)}: perf_aux.{t}: {ran} of the default "
+                  f"boot's {every} cases passed or skipped")
+    c.run_job('reference', 'arm64-4k', 'fail_setup')
+    # The forced failures must have happened, or nothing was shown.
+    for t in ('pagesize_test', 'mmap_test', 'fragment_test'):
+        c.expect(c.res, f'perf_aux.{t}', failure=True)
+    log = lib.read(f'{c.out}/logs/{name(c.res)}-kselftest.log')
+    for s in SYSCTLS:
+        before, after = ('\n'.join(re.findall(
+            rf'(?m).*PERF_AUX: sysctl {re.escape(s)} {when}: ([0-9]*)', log))
+            for when in ('before', 'after'))
+        c.verdict(0 if before and before == after else 1,
+                  f'{name(c.res)}: {s} {before or "?"} before the forced '
+                  f'setup failures, {after or "?"} after')
+    plain_run(c, 'reference')
+
+def kunitpy_runs(c: Check) -> None:
+    rc = c.call(lib.perf_aux('deps', 'kunitpy')) or \
+        c.call(lib.perf_aux('kunit', '--series'))
+    c.verdict(rc, 'kunit.py in the series tree: each kunitconfig on x86_64, '
+              'arm64, riscv, powerpc, s390, i386, arm and UML, the granule '
+              'suite with the reference large vmap on x86_64, arm64, riscv '
+              "and powerpc, UML with every test option, KernelCI's "
+              'kunit-x86_64')
+
+def within_timeout(c: Check, res: str) -> None:
+    """Each kselftest program within the settings' timeout (a farm's)."""
+    limit = '\n'.join(re.findall(r'(?m)^timeout=(.*)', lib.read(
+        f'{c.root}/tools/testing/selftests/perf_aux/settings')))
+    times = [(int(secs or 0), test) for test, secs in re.findall(
+        r'(?m)^PERF_AUX: time (perf_aux:[a-z_]*) ([0-9]*) s',
+        lib.read(f'{c.out}/logs/{name(res)}-kselftest.log'))]
+    over = [(secs, test) for secs, test in times if secs > int(limit or 45)]
+    for secs, test in over:
+        print(f'# {test}: {secs} s')
+    most, longest = max(times, key=lambda t: t[0], default=(0, ''))
+    c.verdict(1 if over or not times else 0, f"{name(res)}: {len(times)} "
+              f"kselftest programs each within settings' timeout="
+              f"{limit or '?'} s (longest {longest if most else 'none'}, "
+              f'{most} s)')
+
+def plain_run(c: Check, kernel: str) -> None:
+    """A farm's plain run: destructive cases skip, no program fails."""
+    c.run_job(kernel, 'arm64-4k', 'plain')
+    reason = '\n'.join(re.findall(r'(?m)^#define NOT_DESTRUCTIVE "(.*)"$',
+                                  lib.read(f'{c.root}/tools/testing/'
+                                           'selftests/perf_aux/aux_common.h')))
+    for t in DESTRUCTIVE_TESTS:
+        c.expect(c.res, f'perf_aux.{t}', min_skipped=1, skip_reason=reason)
+        c.verdict(0 if case_count(c.res, f'perf_aux.{t}', 'passed') == 0
+                  else 1, f'{name(c.res)}: perf_aux.{t}: no case ran')
+    for ktap in lib.collated(str(p) for p in
+                             Path(c.res).glob('perf_aux.*.ktap')):
+        t = os.path.basename(ktap)[:-len('.ktap')]
+        if t[len('perf_aux.'):] not in DESTRUCTIVE_TESTS:
+            c.expect(c.res, t)
+    within_timeout(c, c.res)
+
+def stock_expectations(c: Check) -> None:
+    """Without large vmap the granule suites skip, the others pass."""
+    pinned_failures(c, 'perf_aux_alloc', min_passed=30)
+    c.expect(c.res, 'perf_aux.map_test', min_passed=20)
+    for suite in ('vmap_granule', 'perf_aux.pagesize_test'):
+        c.expect(c.res, suite, min_skipped=1,
+                 skip_reason='vmap() maps base pages only')
+
+def pinned_failures(c: Check, suite: str, min_passed: int = 0) -> None:
+    """No case fails but those PINNED by a fix the base's reference has."""
+    fixes = ' '.join(os.listdir(f'{lib.base_patches(c.base)}/reference'))
+    got = expected.cases(c.res, {suite})
+    pinned = [(case, fix) for s, case, fix in PINNED if s == suite]
+    if not got and not any(fix in fixes for _, fix in pinned):
+        return
+    for case, fix in pinned:
+        want = 'FAILURE' if fix in fixes else 'SUCCESS'
+        status = got.get(f'{suite}.{case}', 'missing')
+        c.verdict(0 if status == want else 1,
+                  f'{name(c.res)}: {suite}.{case} {status}, '
+                  f"{'as without' if want == 'FAILURE' else 'needing no'} "
+                  f'{fix}')
+    c.expect(c.res, suite, min_passed=min_passed, allowed_failures=[
+        case.rsplit('.', 1)[-1] for case, _ in pinned])
+
+def stock_runs(c: Check, quick: bool = False) -> None:
+    c.run_job('stock', 'arm64-4k', 'default',
+              *([STOCK_QUICK_TESTS] if quick else []))
+    stock_expectations(c)
+    if quick:
+        at_least(c, ('perf_aux.integrity_test', 8), ('perf_aux.wrap_test', 4))
+    else:
+        trace_expectations(c, 'arm64-4k', 'default')
+    # Its granule cases are not the reference's.
+    if os.path.isfile(expected.path_for(c.res)):
+        _, lines = expected.check_line(c.res, expected.path_for(c.res),
+                                       {'vmap_granule'})
+        n = ''.join(re.findall(r'.*, ([0-9]*) differ$', lines[0]))
+        c.verdict(0 if int(n or 0) > 0 else 1, f'{name(c.res)}: vmap_granule '
+                  f"fails the reference's expected results ({n} cases "
+                  'differ, as without large vmap they must)')
+    pinned_failures(c, 'perf_aux.mmap_test')
+    pinned_failures(c, 'perf_events.mmap_accounting')
+    c.run_job('stock', 'arm64-4k', 'strict',
+              killer_tests(VARIANT_TESTS['strict']))
+    c.expect(c.res, 'vmap_granule', failure=True)
+    c.expect(c.res, 'perf_aux.pagesize_test', failure=True)
+    # The plain boot skips in the suite's own code, the same on every base.
+    if not quick and c.base == c.default_base:
+        plain_run(c, 'stock')
+
+def custom_tree(c: Check) -> None:
+    # Judged by the suites the hook-ups build.
+    c.job('stock', 'arm64-4k', 'default', killer_tests((
+        'map_test', 'pagesize_test')), src=f'{c.cache}/src/{c.base}')
+    c.res = f"{c.out}/results/{c.result_name('custom', 'arm64-4k', 'default')}"
+    stock_expectations(c)
 
 class Stage(NamedTuple):
-    """A row of the registry: TITLE is its line in the stage table, RUN
-    does it (in AROUND); DEPS: the clone's files RESUME=1 compares."""
+    """TITLE: its stage table line; DEPS: the clone's files it reads."""
     name: str
     tiers: str
     scope: str
     title: str
     run: Callable[[Check], Optional[int]]
+    setup: Optional[Callable[[Check], None]] = None
     beside: bool = False
     deps: Tuple[str, ...] = (':!*.md',)
-    around: Optional[Callable[[Check], ContextManager[None]]] = None
-
 
 # EACH runs on every base; ONCE on the default base, once; DEFAULT: the
 # full tier runs it on the default base only (it proves the same on every
@@ -179,34 +490,34 @@ STAGES = (
     Stage('host', 'quick full', ONCE, 'host tests', Check.host_tests,
           deps=()),
     Stage('reference', 'quick', EACH, '{base} reference kernel, default and '
-          'strict', stages.reference_quick),
+          'strict', reference_quick),
     Stage('reference', 'full', EACH, '{base} reference kernel, arm64-4k '
-          'variants', stages.reference_variants),
-    Stage('stock', 'quick', EACH, '{base} stock kernel', lambda c: stages.
-          stock_runs(c, [stages.STOCK_QUICK_TESTS], [stages.STRICT_TESTS])),
-    Stage('stock', 'full', EACH, '{base} stock kernel', stages.stock_runs),
-    Stage('sanitize', 'full', EACH, '{base} sanitizers', stages.sanitize_run),
+          'variants', reference_variants),
+    Stage('stock', 'quick', EACH, '{base} stock kernel',
+          lambda c: stock_runs(c, quick=True)),
+    Stage('stock', 'full', EACH, '{base} stock kernel', stock_runs),
+    Stage('sanitize', 'full', EACH, '{base} sanitizers', sanitize_run),
     Stage('peers', 'full', DEFAULT, '{base} peers on the unmutated kernel',
-          mutants.peer_baseline, around=with_peers),
+          mutants.peer_baseline, with_peers),
     Stage('mutants', 'quick', EACH, '{base} one mutant of each family',
           mutants.quick_mutants),
     Stage('aux_mutants', 'full', EACH, '{base} AUX allocator mutants',
           lambda c: mutants.run_mutants(c, f'{c.catalogue}/aux_alloc',
                                         'perf_aux_alloc', 'default', []),
-          around=with_peers),
+          with_peers),
     Stage('vmap_mutants', 'full', EACH, '{base} vmap granule mutants',
           lambda c: mutants.run_mutants(c, f'{c.catalogue}/vmap_granule',
                                         'vmap_granule', 'strict', []),
-          around=with_peers),
+          with_peers),
     Stage('module_mutants', 'full', EACH, '{base} synthetic AUX PMU mutants',
           lambda c: mutants.run_module_mutants(
-              c, f'{c.catalogue}/test_aux_pmu', []), around=with_peers),
+              c, f'{c.catalogue}/test_aux_pmu', []), with_peers),
     # The perf core's side of the consumer contract.
     Stage('perf_core_mutants', 'full', DEFAULT, '{base} perf core mutants',
           lambda c: mutants.run_module_mutants(
-              c, f'{c.catalogue}/perf_core', []), around=with_peers),
+              c, f'{c.catalogue}/perf_core', []), with_peers),
     Stage('targets', 'full', DEFAULT, '{base} reference kernel, other '
-          'targets', stages.reference_targets),
+          'targets', reference_targets),
     # It reads the staged stock tree: it starts after the stock stage.
     Stage('series', 'quick', ONCE, '{base} patch series (make series)',
           lambda c: c.line_checks(*lib.perf_aux('series', '--check')),
@@ -215,35 +526,31 @@ STAGES = (
           'kernel per prefix', lambda c: c.line_checks(
               *lib.perf_aux('series', '--check', '--kernel-prefixes'))),
     Stage('kunitpy', 'full', ONCE, '{base} kunit.py in the series tree',
-          stages.kunitpy_runs),
+          kunitpy_runs),
     Stage('series_mbox', 'full', ONCE, '{base} SERIES= the reference '
-          'patches as an mbox', stages.series_mbox_run),
+          'patches as an mbox', series_mbox_run),
     Stage('privilege', 'full', ONCE, '{base} reference kernel, unprivileged '
-          'and failed setups', stages.privilege_runs),
+          'and failed setups', privilege_runs),
     Stage('custom', 'full', ONCE, 'KERNEL_SRC=src/{base} (hook-ups from its '
-          'version)', stages.custom_tree, around=other_base),
-    Stage('lava', 'full', ONCE, 'LAVA jobs, lava-run', stages.lava_runs),
+          'version)', custom_tree, other_base),
+    Stage('lava', 'full', ONCE, 'LAVA jobs, lava-run', lava_runs),
     Stage('lava_lab', 'full', ONCE, 'LAVA lab, server and worker',
-          Check.lab_selftest),
-    Stage('lava_schema', 'quick', ONCE, 'LAVA jobs, schemas',
-          lambda c: c.line_checks('env', f'PYTHONPATH={c.root}/scripts',
-                                  'python3', '-m', 'perf_aux_lava', 'check',
-                                  '--schema'),
+          lab_selftest),
+    Stage('lava_schema', 'quick', ONCE, 'LAVA jobs, schemas', lambda c: c.
+          line_checks(*lib.perf_aux('check', '--schema',
+                                    module='perf_aux_lava')),
           beside=True, deps=('lava-jobs', 'scripts', ':!*.md')),
     # A missing upstream mirror is a skipped check.
     Stage('integrations', 'full', ONCE, 'integrations/, KernelCI and '
           'tuxlava patches', lambda c: c.line_checks(
               '/usr/bin/python3', f'{c.root}/integrations/check.py'),
-          around=lava_deps),
+          lava_deps),
     Stage('testdefs', 'full', ONCE, '{base} kselftests through '
-          'test-definitions on Debian', stages.testdefs_run),
+          'test-definitions on Debian', testdefs_run),
 )
 
-
 def tier_rows(full: bool) -> List[Stage]:
-    """The stages a tier runs, in order."""
     return [r for r in STAGES if ('full' if full else 'quick') in r.tiers]
-
 
 def stage_row(name: str, full: bool) -> Stage:
     """NAME's row in the tier, or the other tier's."""
@@ -254,37 +561,31 @@ def stage_row(name: str, full: bool) -> Stage:
                 f"{' '.join(dict.fromkeys(r.name for r in STAGES))})")
     return rows[0]
 
-
 def usage() -> str:
-    """check --help: the registry."""
     rows = (f"  {r.name:18}{r.tiers:11} {r.scope + ', beside' * r.beside:14}"
             f"{r.title.format(base='BASE')}\n" for r in STAGES)
     return ('usage: python3 -m perf_aux check|check-full [STAGE...]\n\n'
             'stage, tiers, where (beside: the mutants, in make check), '
             'what:\n' + ''.join(rows))
 
-
 def tier(c: Check, named: List[str]) -> int:
-    """The tier's stages (or the NAMED ones), base by base, and its
-    closing lines."""
+    """The tier's stages (or the NAMED ones) base by base, closing lines."""
     start = int(time.time())
     c.check_id = f'{os.getpid()}.{start}'
     os.makedirs(f'{c.out}/logs', exist_ok=True)
     # A whole tier starts from nothing; named stages and RESUME=1 keep.
-    if not named and not resume.wanted(c.environ):
+    if not named and not resumed(c.environ):
         for kept in ('results', 'mutants', 'state'):
             shutil.rmtree(f'{c.out}/{kept}', ignore_errors=True)
     rows = [stage_row(s, c.full) for s in named] or tier_rows(c.full)
     bases = [c.default_base]
     if c.full:
-        bases = (c.environ.get('BASE') or ' '.join(c.bases)).split()
-        for b in bases:
-            lib.check_base(b)
+        bases = [lib.check_base(b) for b in
+                 (c.environ.get('BASE') or ' '.join(c.bases)).split()]
     once = [r.name for r in rows if r.scope == ONCE]
     per_base = [r for r in rows if r.scope != ONCE]
-    besides = []
-    if not c.full and 'mutants' in (r.name for r in per_base):
-        besides = [r.name for r in rows if r.scope == ONCE and r.beside]
+    besides = [r.name for r in rows if r.scope == ONCE and r.beside] \
+        if not c.full and 'mutants' in (r.name for r in per_base) else []
     if c.timed('install packages', c.call,
                lib.perf_aux('deps', *(c.targets if c.full else ['arm64-4k']),
                             *(f'base-{b}' for b in bases))):
@@ -318,47 +619,41 @@ def tier(c: Check, named: List[str]) -> int:
     if c.full and os.path.isdir(f'{c.out}/mutants'):
         c.results_shown('matrix')
     for b in bases:
-        stock = f'{c.out}/results/stock-{b}-arm64-4k'
-        ref = f'{c.out}/results/reference-{b}-arm64-4k'
-        if os.path.isdir(stock) and os.path.isdir(ref):
-            c.results_shown('bench', stock, ref)
+        runs = [f'{c.out}/results/{k}-{b}-arm64-4k'
+                for k in ('stock', 'reference')]
+        if all(map(os.path.isdir, runs)):
+            c.results_shown('bench', *runs)
     runs = lib.collated(str(p) + '/' for p in Path(c.out, 'results').glob('*/')
                         if p.is_dir()) or [f'{c.out}/results/*/']
-    _, out = c.results('summary', *runs, '--report', f'{c.out}/report.md')
-    for line in out.split('\n') if out else []:
-        print(f'suites: {line}' if SUITES_LINE.match(line) else line)
-    print(f'measurements: {c.out}/measurements/{c.tier}.md')
-    print('stage times:')
-    for line in c.stage_times:
-        print(line)
-    print(f'{int(time.time()) - start:6d} s  in all')
-    for what in c.failures:
-        print(f'failed: {what}')
-    print(f'{c.passed} passed, {c.failed} failed, {c.skipped} skipped')
-    return 1 if c.failed else 0
-
+    _, out = c.capture(lib.perf_aux('results', 'summary', *runs, '--report',
+                                    f'{c.out}/report.md'))
+    if out:  # Its closing line, not to be taken for the tier's own.
+        print(re.sub(r'(?m)^(?=[0-9]* passed, )', 'suites: ', out))
+    passed, failed, skipped = c.counts
+    print('\n'.join([f'measurements: {c.out}/measurements/{c.tier}.md',
+                     'stage times:', *c.stage_times,
+                     f'{int(time.time()) - start:6d} s  in all',
+                     *(f'failed: {w}' for k, w in c.checks if k == 'fail'),
+                     f'{passed} passed, {failed} failed, {skipped} skipped']))
+    return 1 if failed else 0
 
 def teed(log: str, func: Callable[[], int]) -> int:
     """FUNC with everything it and its programs print also in LOG."""
     sys.stdout.flush()
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)
-    tee = subprocess.Popen(['tee', log], stdin=subprocess.PIPE)
-    os.dup2(tee.stdin.fileno(), 1)
-    os.dup2(tee.stdin.fileno(), 2)
-    try:
-        rc = func()
-    except lib.Error as e:
-        rc = e.status
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        tee.stdin.close()
-        tee.wait()
-    return rc
-
+    with subprocess.Popen(['tee', log], stdin=subprocess.PIPE) as tee:
+        os.dup2(tee.stdin.fileno(), 1)
+        os.dup2(tee.stdin.fileno(), 2)
+        try:
+            return func()
+        except lib.Error as e:
+            return e.status
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
 
 def main(argv: List[str]) -> int:
     """check [--full] [STAGE...], or the stages beside (--beside)."""
@@ -379,8 +674,7 @@ def main(argv: List[str]) -> int:
     log = f'{c.out}/logs/{c.tier}.log'
     rc = teed(log, lambda: tier(c, named))
     page = f'{c.out}/measurements/{c.tier}.md'
-    stages_given = ' '.join(argv)[len('--full') if full else 0:]
     if c.call(lib.perf_aux('results', 'measurements', log, '--tier', c.tier,
-                           '--stages', stages_given, '--out', page)):
+                           '--stages', ' '.join(named), '--out', page)):
         print(f'perf_aux: warning: no {page}', file=sys.stderr)
     return rc

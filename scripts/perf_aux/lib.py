@@ -1,10 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The facts every step shares: paths, selectors, the Run value, variants,
-kernel trees and posted series.  Functions of paths read PERF_AUX_CACHE
-and PERF_AUX_OUT when called."""
+"""What every step shares: paths, selectors, Run, running a program."""
 
 import email.parser
-import email.policy
 import json
 import locale
 import os
@@ -12,7 +9,8 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -35,7 +33,9 @@ ARM64_QEMU_CPU = 'max,pauth-impdef=on'
 # 16K pages a NO_SG PMD buffer needs a free 32 MiB block.
 GUEST_MEMORY_MIB = 2048
 KUNIT_PY = 'tools/testing/kunit/kunit.py'
-
+PIPE, DEVNULL, STDOUT = subprocess.PIPE, subprocess.DEVNULL, subprocess.STDOUT
+REPORT = re.compile(r'BUG:|WARNING:|UBSAN:|Internal error: Oops|'
+                    r'kmemleak: [1-9][0-9]* unreferenced')
 
 class Error(Exception):
     """A step that cannot go on: its message was printed; exit STATUS."""
@@ -44,41 +44,28 @@ class Error(Exception):
         super().__init__(message)
         self.status = status
 
-
 def error(message: str) -> None:
-    """perf_aux: error: MESSAGE, on stderr."""
     print(f'perf_aux: error: {message}', file=sys.stderr, flush=True)
-
 
 def die(message: str, status: int = 2):
     """Prints MESSAGE and raises Error."""
     error(message)
     raise Error(message, status)
 
-
-PIPE, DEVNULL, STDOUT = subprocess.PIPE, subprocess.DEVNULL, subprocess.STDOUT
-
-
 def run(argv: Sequence[str], cwd: Optional[str] = None,
         env: Optional[Dict[str, str]] = None, log: Optional[str] = None,
         stdin=None, stdout=None, stderr=None, input: Optional[bytes] = None,
         timeout: Optional[float] = None, check: bool = False,
         what: str = '') -> 'subprocess.CompletedProcess[str]':
-    """ARGV with ENV added to ours; its output into LOG (2>&1) or STDOUT
-    and STDERR (PIPE: kept, as text); 124 past TIMEOUT.  A failure raises
-    Error: with WHAT as the message, or with CHECK."""
+    """ARGV with ENV added, its output in LOG (2>&1) or STDOUT, STDERR (PIPE:
+    text); 124 past TIMEOUT; a failure raises Error (CHECK; WHAT printed)."""
     sys.stdout.flush()
-    environ = None if env is None else {**os.environ, **env}
     try:
-        if log is not None:
-            with open(log, 'wb') as f:
-                proc = subprocess.run(argv, cwd=cwd, env=environ, stdin=stdin,
-                                      stdout=f, stderr=STDOUT, input=input,
-                                      timeout=timeout, check=False)
-        else:
-            proc = subprocess.run(argv, cwd=cwd, env=environ, stdin=stdin,
-                                  stdout=stdout, stderr=stderr, input=input,
-                                  timeout=timeout, check=False)
+        with open(log, 'wb') if log is not None else nullcontext() as f:
+            proc = subprocess.run(
+                argv, cwd=cwd, env={**os.environ, **(env or {})}, stdin=stdin,
+                stdout=f or stdout, stderr=STDOUT if f else stderr,
+                input=input, timeout=timeout)
     except subprocess.TimeoutExpired:
         proc = subprocess.CompletedProcess(argv, 124, b'')
     if isinstance(proc.stdout, bytes):
@@ -89,117 +76,80 @@ def run(argv: Sequence[str], cwd: Optional[str] = None,
         raise Error(f'{argv[0]}: exit {proc.returncode}', proc.returncode)
     return proc
 
-
 def status(argv: Sequence[str], **kw) -> int:
-    """run's exit status."""
     return run(argv, **kw).returncode
-
 
 def text(argv: Sequence[str], **kw) -> str:
     """What ARGV prints, its last newlines dropped."""
     return run(argv, stdout=PIPE, **kw).stdout.rstrip('\n')
 
-
 def show(data: bytes) -> None:
-    """DATA on stdout as it is."""
     sys.stdout.flush()
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
 
-
-def use_collation() -> None:
-    """Sort as sort and ls do: the environment's collation, else bytes."""
-    try:
-        locale.setlocale(locale.LC_COLLATE, '')
-    except locale.Error:
-        locale.setlocale(locale.LC_COLLATE, 'C')
-
-
 def collated(names) -> List[str]:
-    """NAMES in the locale's collation (the order of recipes, patches)."""
     return sorted(names, key=locale.strxfrm)
-
 
 def kunit_memory_mib(target: str) -> int:
     """The KUnit boot's memory: at 64K, 8 GiB runs the PMD shapes."""
     return 8192 if target == 'arm64-64k' else GUEST_MEMORY_MIB
 
-
 def cache() -> str:
     """Trees, builds and ccache: a fixed path outside the clone."""
     return os.environ.get('PERF_AUX_CACHE') or '/var/cache/perf_aux'
 
-
 def out() -> str:
-    """The runs' results, logs and pages."""
     return os.path.abspath(os.environ.get('PERF_AUX_OUT') or f'{ROOT}/out')
-
 
 def exports() -> Dict[str, str]:
     """ccache's settings for every build (trees at other paths share)."""
     return {'CCACHE_DIR': f'{cache()}/ccache', 'CCACHE_NOHASHDIR': '1',
             'CCACHE_MAXSIZE': '8G'}
 
-
 def default_base() -> str:
     return BASES[0]
 
-
 def unknown(what: str, value: str, allowed: Sequence[str]) -> str:
     """The complaint about a selector VALUE not among ALLOWED, or ''."""
-    if value in allowed:
-        return ''
-    return f"unknown {what}='{value}' (one of: {' '.join(allowed)})"
-
+    return '' if value in allowed else \
+        f"unknown {what}='{value}' (one of: {' '.join(allowed)})"
 
 def check(what: str, value: str, allowed: Sequence[str]) -> str:
-    """VALUE, or Error when it is not among ALLOWED."""
-    if unknown(what, value, allowed):
+    if value not in allowed:
         die(unknown(what, value, allowed))
     return value
-
 
 def check_target(target: str) -> str:
     return check('TARGET', target, TARGETS)
 
-
 def check_base(base: str) -> str:
     return check('BASE', base, BASES)
-
 
 def base_suite(base: str) -> str:
     """The Debian suite of linux-source-BASE ('': the machine's own)."""
     return {'6.12': '', '7.2': 'sid'}.get(base, 'experimental')
 
-
 def version_base(version: str) -> str:
-    """The base a kernel version belongs to: its major.minor."""
     m = re.match(r'^([0-9]+\.[0-9]+)', version)
     return m.group(1) if m else version
-
 
 def base_patches(base: str) -> str:
     return f'{ROOT}/scripts/patches/{base}'
 
-
-def perf_aux(verb: str, *args: str, python: str = 'python3') -> List[str]:
-    """python3 -m perf_aux VERB ARGS, as a process of its own."""
-    return ['env', f'PYTHONPATH={ROOT}/scripts', python, '-m', 'perf_aux',
-            verb, *args]
-
+def perf_aux(verb: str, *args: str, python: str = 'python3',
+             module: str = 'perf_aux') -> List[str]:
+    return ['env', f'PYTHONPATH={ROOT}/scripts', python, '-m', module, verb,
+            *args]
 
 def variant_build(variant: str) -> str:
     """The configuration a variant builds: soak boots sanitize's."""
     return 'sanitize' if variant == 'soak' else variant
 
-
 def variant_config(variant: str) -> str:
-    """The configuration fragment a variant adds, if any."""
     build = variant_build(variant)
-    if build in ('hugetlb', 'sanitize'):
-        return f'{ROOT}/scripts/config/variant-{build}.config'
-    return ''
-
+    return f'{ROOT}/scripts/config/variant-{build}.config' \
+        if build in ('hugetlb', 'sanitize') else ''
 
 def variant_args(variant: str, duration: str = '') -> List[str]:
     """The boot parameters a variant adds (soak: DURATION seconds)."""
@@ -218,124 +168,72 @@ def variant_args(variant: str, duration: str = '') -> List[str]:
                  f"{duration or os.environ.get('DURATION') or 600}"],
     }.get(variant, [])
 
-
 def variant_cpus(variant: str) -> int:
-    """The CPUs of a variant's kselftest boot."""
     return 4 if variant in ('smp', 'sanitize', 'soak') else 2
 
-
 def granule_strict(kernel: str, variant: str) -> bool:
-    """Whether the granule KUnit suite is built strict: kernels carrying
-    large vmap, and the strict variants."""
+    """The granule suite built strict: large vmap, or a strict variant."""
     return (kernel in ('reference', 'mutant') or kernel.startswith('series-')
             or variant in ('strict', 'nohugevmalloc'))
 
-
 def build_dir(target: str, variant: str) -> str:
-    """The build directory (inside the tree) of TARGET and VARIANT."""
-    if variant_config(variant):
-        return f'.build-{target}-{variant_build(variant)}'
-    return f'.build-{target}'
+    return f'.build-{target}' + (f'-{variant_build(variant)}'
+                                 if variant_config(variant) else '')
 
-
-TEST_CASE = re.compile(r'^[ \t\n\r\f\v]*\{ "[a-z0-9_]+",')
-
+def read(path: str) -> str:
+    """PATH's text, '' where there is none."""
+    try:
+        return Path(path).read_text(errors='surrogateescape')
+    except OSError:
+        return ''
 
 def vmalloc_args(tree: str, mode: str) -> List[str]:
-    """lib/test_vmalloc.c's parameters: "bench" the vmap benchmark alone
-    (its bit in TREE's test_case_array), "off" nothing."""
-    index = 0
-    try:
-        text = Path(tree, 'lib/test_vmalloc.c').read_text(
-            errors='surrogateescape')
-        cases = [m.group(0) for m in map(TEST_CASE.match,
-                                         text.splitlines(True)) if m]
-        index = next((i for i, c in enumerate(cases, 1)
-                      if '"vmap_contig_chunks_test"' in c), 0)
-    except OSError:
-        pass
-    if mode == 'bench' and index:
-        return [f'test_vmalloc.run_test_mask={1 << (index - 1)}',
+    """test_vmalloc's parameters: "bench" TREE's vmap benchmark alone."""
+    cases = re.findall(r'(?m)^\s*\{ "([a-z0-9_]+)",',
+                       read(f'{tree}/lib/test_vmalloc.c'))
+    if mode == 'bench' and 'vmap_contig_chunks_test' in cases:
+        mask = 1 << cases.index('vmap_contig_chunks_test')
+        return [f'test_vmalloc.run_test_mask={mask}',
                 'test_vmalloc.nr_threads=1', 'test_vmalloc.test_loop_count=5',
                 'test_vmalloc.test_repeat_count=1']
     return ['test_vmalloc.run_test_mask=0']
 
-
-REPORT = re.compile(r'BUG:|WARNING:|UBSAN:|Internal error: Oops|'
-                    r'kmemleak: [1-9][0-9]* unreferenced')
-
-
 def console_reports(*logs: str) -> List[str]:
     """The kernel's reports in console logs, once each, sorted."""
-    found = set()
-    for log in logs:
-        try:
-            text = Path(log).read_text(errors='surrogateescape')
-        except OSError:
-            continue
-        found.update(line for line in text.split('\n') if REPORT.search(line))
-    return collated(found)
-
+    return collated({line for log in logs for line in read(log).split('\n')
+                     if REPORT.search(line)})
 
 def run_reports(run: str) -> List[str]:
-    """The kernel's reports on the consoles of the run named RUN."""
     logs = f'{out()}/logs/{run}'
     return console_reports(f'{logs}-kunit.log', f'{logs}-kselftest.log')
 
-
 def result_name(kernel: str, base: str, target: str, variant: str) -> str:
-    """<kernel>-<base>-<target>[-<variant>]."""
-    name = f'{kernel}-{base}-{target}'
-    return name if variant == 'default' else f'{name}-{variant}'
-
+    return f'{kernel}-{base}-{target}' + ('' if variant == 'default'
+                                          else f'-{variant}')
 
 def tree_name(kernel: str, base: str) -> str:
     """<base>-<kernel>, "custom", or <base>-series for any series."""
-    if kernel == 'custom':
-        return 'custom'
-    if kernel.startswith('series-'):
-        return f'{base}-series'
-    return f'{base}-{kernel}'
-
+    return 'custom' if kernel == 'custom' else \
+        f"{base}-{'series' if kernel.startswith('series-') else kernel}"
 
 def target_arch(target: str) -> str:
     return 'arm64' if target.startswith('arm64-') else 'x86_64'
 
-
 def target_cross(target: str) -> str:
     return 'aarch64-linux-gnu-' if target.startswith('arm64-') else ''
 
-
 def tree_version(src: str) -> str:
-    """The kernel version of a source tree."""
     return text(['make', '-s', '-C', src, 'kernelversion'], stderr=DEVNULL)
 
-
 def patched_files(*patches: str) -> List[str]:
-    """The files the patches change, as git am -p1 reads them (a deleted
-    file's from its "---" line)."""
-    found = set()
-    for patch in patches:
-        old = ''
-        try:
-            lines = Path(patch).read_text(errors='surrogateescape').split('\n')
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            name = fields[1] if len(fields) > 1 else ''
-            if line.startswith('--- '):
-                old = name
-            elif line.startswith('+++ '):
-                path = old if name == '/dev/null' else name
-                found.add(re.sub(r'^[^/]*/', '', path, count=1))
-    return collated(found)
-
+    """The files the patches change, as git am -p1 (a deleted one: "---")."""
+    return collated({re.sub(r'^[^/]*/', '', old if new == '/dev/null' else new)
+                     for patch in patches for old, new in re.findall(
+                         r'(?m)^--- (\S+).*\n\+\+\+ (\S+)', read(patch))})
 
 def base_repo(src: str, repo: str, message: str, *files: str,
               env: Optional[Dict[str, str]] = None) -> None:
-    """A git repository REPO of SRC's FILES, committed and tagged "base":
-    all git am and git apply read (ENV: the commit's identity, date)."""
+    """A git repository REPO of SRC's FILES, committed, tagged "base"."""
     shutil.rmtree(repo, ignore_errors=True)
     os.makedirs(repo)
     git = ['git', '-C', repo, '-c', 'user.name=perf_aux',
@@ -349,58 +247,41 @@ def base_repo(src: str, repo: str, message: str, *files: str,
                                  message], ['tag', 'base']):
         run([*git, *args], check=True, env=env)
 
-
-MAIL = re.compile(r'.*\.(patch|mbx|eml)$')
-
-
 def series_mails(series: str) -> List[str]:
-    """The mails of SERIES (an mbox, or a directory of patches), in
-    order, cover letters left out."""
+    """An mbox, or a directory's patches in order but cover letters."""
     if not os.path.isdir(series):
         return [series]
     return sorted((str(p) for p in Path(series).iterdir()
-                   if MAIL.match(p.name) and 'cover-letter' not in p.name
+                   if p.name.endswith(('.patch', '.mbx', '.eml'))
+                   and 'cover-letter' not in p.name
                    and p.is_file() and not p.is_symlink()), key=os.fsencode)
-
 
 def series_subject(series: str) -> str:
     """The subject of SERIES: its cover letter's, else its first mail's."""
     covers = [str(p) for p in Path(series).glob('*cover-letter*')
-              if p.is_file()] if os.path.isdir(series) else []
-    if not covers and 'cover-letter' in os.path.basename(series):
-        covers = [series]
-    first = (covers or series_mails(series) or [''])[0]
+              if p.is_file()] if os.path.isdir(series) else [series]
     try:
-        with open(first, 'rb') as f:
-            mail = email.parser.BytesHeaderParser(
-                policy=email.policy.compat32).parse(f)
+        with open((covers or series_mails(series) or [''])[0], 'rb') as f:
+            mail = email.parser.BytesHeaderParser().parse(f)
     except OSError:
         return ''
     subject = mail.get('Subject') or ''
     return re.sub(r'[ \t]+', ' ', re.sub(r'\r?\n', '', str(subject)))
-
 
 def series_version(series: str) -> str:
     """v<N> of "[PATCH vN ...]", v1 without one."""
     m = re.match(r'^\[[^\]]*\bv([0-9]+)\b[^\]]*\]', series_subject(series))
     return f"v{m.group(1) if m else 1}"
 
-
 def kernel_name(kernel: str, series: str = '', src: str = '') -> str:
-    """The kernel of result paths: "custom" for a tree of the user's,
-    "series-vN" for the reference with a SERIES, else KERNEL."""
-    if src:
-        return 'custom'
-    if series and kernel == 'reference':
-        return f'series-{series_version(series)}'
-    return kernel
-
+    """The kernel of result paths: "custom", "series-vN" or KERNEL."""
+    if src or not series or kernel != 'reference':
+        return 'custom' if src else kernel
+    return f'series-{series_version(series)}'
 
 @dataclass(frozen=True)
 class Run:
-    """One run: the kernel (as results name it) of BASE for TARGET and
-    VARIANT, booted with KARGS; SRC and SERIES where the tree is a user's
-    or has a posted series."""
+    """One run of a kernel (as results name it); SRC: a user's tree."""
     kernel: str = 'reference'
     base: str = BASES[0]
     target: str = 'arm64-4k'
@@ -425,44 +306,29 @@ class Run:
         return f'{out()}/logs/{self.name}-{what}.log'
 
     def env(self) -> Dict[str, str]:
-        """The environment of the verbs a run starts as processes."""
         return {'BASE': self.base, 'TARGET': self.target,
                 'KERNEL_SRC': self.src, 'SERIES': self.series}
 
     def save(self) -> None:
-        """RESULTS/run.json: what the results are of."""
         Path(self.results, 'run.json').write_text(
             json.dumps(asdict(self), indent=1) + '\n')
 
-
-def make_run(kernel: str = 'reference', base: str = '',
-             target: str = 'arm64-4k', variant: str = 'default',
-             kargs: Sequence[str] = (), src: str = '',
-             series: str = '') -> Run:
-    """The Run of the selectors, checked; the base of a user's tree is
-    its version's."""
-    check_target(target)
-    check('VARIANT', variant, VARIANTS)
-    if src:
-        base = version_base(tree_version(src))
-    else:
-        if kernel != 'mutant' and not kernel.startswith('series-'):
-            check('KERNEL', kernel, KERNELS)
-        check_base(base or default_base())
-    return Run(kernel_name(kernel, series, src), base or default_base(),
-               target, variant, tuple(kargs), src, series)
-
-
-def env_run(env=None, **overrides) -> Run:
-    """The Run the selectors of the environment (make's) give."""
+def env_run(env=None, **given) -> Run:
+    """The Run of make's selectors (in ENV) but those GIVEN, checked."""
     env = os.environ if env is None else env
-    given = dict(kernel=env.get('KERNEL') or 'reference',
-                 base=env.get('BASE', ''),
-                 target=env.get('TARGET') or 'arm64-4k',
-                 variant=env.get('VARIANT') or 'default',
-                 kargs=(env.get('KERNEL_ARGS') or '').split(),
-                 src=env.get('KERNEL_SRC', ''), series=env.get('SERIES', ''))
-    given.update(overrides)
-    if given['src'] and given['series']:
+    r = replace(Run(env.get('KERNEL') or 'reference', env.get('BASE', ''),
+                    env.get('TARGET') or 'arm64-4k',
+                    env.get('VARIANT') or 'default',
+                    (env.get('KERNEL_ARGS') or '').split(),
+                    env.get('KERNEL_SRC', ''), env.get('SERIES', '')), **given)
+    if r.src and r.series:
         die('SERIES and KERNEL_SRC: one or the other')
-    return make_run(**given)
+    check_target(r.target)
+    check('VARIANT', r.variant, VARIANTS)
+    if not r.src and r.kernel != 'mutant' and \
+            not r.kernel.startswith('series-'):
+        check('KERNEL', r.kernel, KERNELS)
+    base = version_base(tree_version(r.src)) if r.src else \
+        check_base(r.base or default_base())
+    return replace(r, kernel=kernel_name(r.kernel, r.series, r.src),
+                   base=base or default_base(), kargs=tuple(r.kargs))

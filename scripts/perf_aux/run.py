@@ -1,18 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make run: one kernel of a base built, KUnit booted, the kselftests
-booted, their results in out/results/<run>/ (with run.json) and
-out/report.md; exit 0 when nothing failed and no console holds a kernel
-report.  make repeat: the flake hunt on that kernel.  make soak:
-soak_test alone for DURATION seconds (at most soak_test's
-SOAK_MAX_SECONDS) on the sanitize kernel; SOAK_SUMMARY_ONLY=1: the last
-soak's lines.  make evidence: the run beside the stock run, as a cover
-letter quotes it."""
+"""make run, make repeat, make soak and make evidence."""
 
 import os
 import re
 import shutil
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Tuple
 
 from perf_aux_results import verdicts
 
@@ -20,36 +13,34 @@ from . import kselftest, kunit, lib, tree
 from .lib import DEVNULL, Run, status
 from .shell import stage
 
-
 def expectation(res: str, suite: str, failure: Optional[bool] = False,
-                min_passed: int = 0, min_skipped: int = 0,
-                skip_reason: Optional[str] = None,
-                allow: Sequence[str] = ()) -> Tuple[bool, str]:
-    """Whether SUITE of the run RES is as expected, and the line saying so
-    (FAILURE None: either way)."""
+                **floors) -> Tuple[bool, str]:
+    """Whether SUITE of RES is as Expectation(FAILURE, FLOORS), and why."""
     try:
-        return verdicts.expect(res, suite, verdicts.Expectation(
-            failure, min_passed, min_skipped, skip_reason, list(allow)))
+        return verdicts.expect(res, suite,
+                               verdicts.Expectation(failure, **floors))
     except Exception as e:  # noqa: BLE001 (a crash is a verdict too)
         return False, f'{suite}: {e!r}'
-
 
 def results(*args: str) -> int:
     return status(lib.perf_aux('results', *args))
 
+def shown(reports: List[str]) -> List[str]:
+    """REPORTS, the first 20 of them shown."""
+    for line in reports[:20]:
+        print(line, flush=True)
+    return reports
 
 def job(r: Run, check: str = '') -> int:
-    """The run R, from its packages to its report."""
+    """The run R; 0 when nothing failed and no kernel report."""
     shutil.rmtree(r.results, ignore_errors=True)
     os.makedirs(r.results)
     os.makedirs(f'{lib.out()}/logs', exist_ok=True)
     r.save()
     rc = stage('install packages', status, lib.perf_aux(
-        'deps', r.target, *([] if r.src else [f'base-{r.base}'])))
-    if rc:
-        return rc
-    rc = stage(f'kernel tree {lib.tree_name(r.kernel, r.base)}',
-               tree.kernel_tree, r)
+        'deps', r.target, *([] if r.src else [f'base-{r.base}']))) or \
+        stage(f'kernel tree {lib.tree_name(r.kernel, r.base)}',
+              tree.kernel_tree, r)
     if rc:
         return rc
     # What the run took the kernel to be, for the report.
@@ -65,102 +56,80 @@ def job(r: Run, check: str = '') -> int:
     if rc:
         return rc
     # A report outside every test's window fails the run too.
-    reports = lib.run_reports(r.name)
-    for line in reports[:20]:
-        print(line)
+    reports = shown(lib.run_reports(r.name))
     if reports:
         print(f'{r.name}: {len(reports)} kernel reports on its consoles',
               flush=True)
     return results('summary', r.results, '--report',
                    f'{lib.out()}/report.md') or int(bool(reports))
 
-
 def main(argv: List[str]) -> int:
-    del argv
     return job(lib.env_run())
 
-
-ROUND = re.compile(rb'^PERF_AUX: round ([0-9]+)')
-
-
 def split_rounds(log: str, directory: str) -> None:
-    """The one-boot log cut at its "PERF_AUX: round N" lines, a file a
-    round, "\\r\\n" made "\\n"."""
-    out = None
-    data = Path(log).read_bytes()
-    for line in (data[:-1] if data.endswith(b'\n') else data).split(b'\n'):
-        line = line[:-1] if line.endswith(b'\r') else line
-        m = ROUND.match(line)
+    """The one-boot log cut at its "PERF_AUX: round N" lines."""
+    rounds, n = {}, None
+    for line in Path(log).read_bytes().removesuffix(b'\n').split(b'\n'):
+        line = line.removesuffix(b'\r')
+        m = re.match(rb'PERF_AUX: round ([0-9]+)', line)
         if m:
-            if out:
-                out.close()
-            out = open(f'{directory}/round{m.group(1).decode()}.log', 'wb')
-        if out:
-            out.write(line + b'\n')
-    if out:
-        out.close()
-
-
-def quietly(verb: str, r: Run, log: str, *args: str) -> None:
-    """perf_aux VERB of R, its lines nowhere: the results say it all."""
-    status(lib.perf_aux(verb, r.kernel, r.target, r.variant, log, *r.kargs,
-                        *args), stdout=DEVNULL, env=r.env())
-
+            n = m.group(1).decode()
+            rounds[n] = []
+        if n:
+            rounds[n].append(line + b'\n')
+    for n, lines in rounds.items():
+        Path(f'{directory}/round{n}.log').write_bytes(b''.join(lines))
 
 def repeat(r: Run, rounds: int) -> int:
+    """ROUNDS rounds in one boot and ROUNDS fresh boots, their flakes."""
     d = f'{lib.out()}/repeat/{r.name}'
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(f'{d}/logs')
-    quietly('kselftest', r, f'{d}/logs/one-boot.log',
-            f'perf_aux.repeat={rounds}')
+
+    def boot(verb: str, log: str, *args: str) -> None:
+        status(lib.perf_aux(verb, r.kernel, r.target, r.variant,
+                            f'{d}/logs/{log}.log', *r.kargs, *args),
+               stdout=DEVNULL, env=r.env())
+    boot('kselftest', 'one-boot', f'perf_aux.repeat={rounds}')
     split_rounds(f'{d}/logs/one-boot.log', f'{d}/logs')
     for i in range(1, rounds + 1):
         results('kselftest', f'{d}/logs/round{i}.log', f'{d}/one-boot/{i}')
     for i in range(1, rounds + 1):
-        quietly('kunit', r, f'{d}/logs/kunit{i}.log')
-        results('kunit', f'{d}/logs/kunit{i}.log', f'{d}/fresh/{i}')
-        quietly('kselftest', r, f'{d}/logs/kselftest{i}.log')
-        results('kselftest', f'{d}/logs/kselftest{i}.log', f'{d}/fresh/{i}')
+        for verb in ('kunit', 'kselftest'):
+            boot(verb, f'{verb}{i}')
+            results(verb, f'{d}/logs/{verb}{i}.log', f'{d}/fresh/{i}')
     # Every console whole: an oops that ends a boot early leaves fewer rounds.
-    reports = lib.console_reports(*lib.collated(
-        str(p) for p in Path(d, 'logs').glob('*.log')))
-    for line in reports[:20]:
-        print(line)
+    reports = shown(lib.console_reports(*lib.collated(
+        str(p) for p in Path(d, 'logs').glob('*.log'))))
     print(f'kernel reports on the consoles: {len(reports)}', flush=True)
     rc = int(bool(reports))
     for what, sub in (('one boot:', 'one-boot'), ('fresh boots:', 'fresh')):
         print(what, flush=True)
-        runs = lib.collated(str(p) for p in Path(d, sub).glob('*')) or \
-            [f'{d}/{sub}/*']
-        rc |= results('flakes', *runs) != 0
+        rc |= results('flakes', *(lib.collated(
+            str(p) for p in Path(d, sub).glob('*')) or [f'{d}/{sub}/*'])) != 0
     return rc
 
-
 def repeat_main(argv: List[str]) -> int:
-    """repeat [ROUNDS], the run's selectors from make's."""
     return repeat(lib.env_run(), int(argv[0]) if argv and argv[0] else 5)
-
 
 def evidence_main(argv: List[str]) -> int:
     """The run beside the stock run: out/evidence-<run>.txt, shown."""
-    del argv
     r = lib.env_run()
     stock = lib.result_name('stock', r.base, r.target, r.variant)
     out = f'{lib.out()}/evidence-{r.name}.txt'
-    rc = status(lib.perf_aux('results', 'evidence', '--out', out, r.results,
-                             f'{lib.out()}/results/{stock}'))
+    rc = results('evidence', '--out', out, r.results,
+                 f'{lib.out()}/results/{stock}')
     if rc == 0:
         lib.show(Path(out).read_bytes())
     return rc
 
-
-def soak(env) -> int:
-    """make soak, its selectors in ENV."""
+def soak_main(argv: List[str]) -> int:
+    """soak_test alone for DURATION s; SOAK_SUMMARY_ONLY=1: its lines."""
+    env = os.environ
     duration = env.get('DURATION') or '600'
-    source = Path(lib.ROOT, 'tools/testing/selftests/perf_aux/soak_test.c')
-    m = re.search(r'^#define SOAK_MAX_SECONDS ([0-9]*)$',
-                  source.read_text(), re.M)
-    most = m.group(1) if m else ''
+    source = f'{lib.ROOT}/tools/testing/selftests/perf_aux/soak_test.c'
+    most = ''.join(re.findall(r'(?m)^#define SOAK_MAX_SECONDS ([0-9]*)$',
+                              lib.read(source)))
     if not duration.isdigit() or int(duration) > int(most or 0):
         lib.die(f"DURATION={duration}: one soak is at most "
                 f"{most or '?'} s (soak_test's harness timeout)")
@@ -173,20 +142,11 @@ def soak(env) -> int:
     log = r.log('kselftest')
     if not os.path.isfile(log):
         lib.die(f'no soak log {log}')
-    for line in Path(log).read_text(errors='surrogateescape').split('\n'):
-        m = re.match(r'^#.*:(soak: .*)', line)
-        if m:
-            print(m.group(1))
-    reports = lib.run_reports(r.name)
-    print(f'soak: {len(reports)} kernel reports', flush=True)
-    if reports:
-        print('\n'.join(reports[:20]), flush=True)
+    for m in re.finditer(r'(?m)^#.*:(soak: .*)$', lib.read(log)):
+        print(m.group(1))
+    print(f'soak: {len(lib.run_reports(r.name))} kernel reports', flush=True)
+    if shown(lib.run_reports(r.name)):
         return 1
     ok, line = expectation(r.results, 'perf_aux.soak_test', min_passed=1)
     print(line)
     return 0 if ok else 1
-
-
-def soak_main(argv: List[str]) -> int:
-    del argv
-    return soak(os.environ)

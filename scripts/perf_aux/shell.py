@@ -1,15 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
-"""A timed stage: its start line and its end line with time and status."""
+"""A timed stage: "==> NAME", then "<== NAME: N s[, exit S]"."""
 
 import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, List
 
-
 @contextmanager
 def stage_block(name: str) -> Iterator[List[int]]:
-    """"==> NAME", the block, "<== NAME: N s[, exit S]" (S: what it puts
-    in the list, or what it raised)."""
+    """The block between the lines; S: what it puts in the list or raised."""
     start = int(time.time())
     print(f'==> {name}', flush=True)
     rc = [0]
@@ -23,7 +21,6 @@ def stage_block(name: str) -> Iterator[List[int]]:
         took = int(time.time()) - start
         print(f'<== {name}: {took} s' + (f', exit {rc[0]}' if rc[0] else ''),
               flush=True)
-
 
 def stage(name: str, func: Callable[..., int], *args) -> int:
     """FUNC ARGS... as a stage_block; its status."""

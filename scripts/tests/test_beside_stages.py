@@ -49,7 +49,6 @@ def run_stage(self, s):
     self.timed(f'stage {s}', fake, s)
 '''
 
-
 class BesideStagesTest(unittest.TestCase):
 
     def setUp(self) -> None:
@@ -82,8 +81,9 @@ class BesideStagesTest(unittest.TestCase):
             c.beside_end()
         lines = out.getvalue().splitlines()
         # The stand-in mutant stage prints its line, it counts nothing.
-        self.assertEqual((3, 1, 1), (c.passed, c.failed, c.skipped))
-        self.assertEqual(['lava: e'], c.failures)
+        self.assertEqual((3, 1, 1), c.counts)
+        self.assertEqual(['lava: e'],
+                         [w for k, w in c.checks if k == 'fail'])
         ran = [line for line in lines if line.startswith('RAN ')]
         self.assertEqual(['RAN mutants here', 'RAN series beside',
                           'RAN lava_schema beside'], ran)
@@ -115,14 +115,14 @@ class BesideStagesTest(unittest.TestCase):
                 contextlib.redirect_stdout(io.StringIO()) as out:
             c.beside_start(['series', 'lava_schema'])
             c.beside_end()
-        self.assertEqual((1, 1, 0), (c.passed, c.failed, c.skipped))
+        self.assertEqual((1, 1, 0), c.counts)
         self.assertIn('not ok - the stages beside the mutants ended, exit 3',
                       out.getvalue().splitlines())
 
     def tier_runs(self, *stages: str) -> list:
         c = check.Check(False)
         with mock.patch.object(check.Check, 'call', return_value=0), \
-                mock.patch.object(check.Check, 'results',
+                mock.patch.object(check.Check, 'capture',
                                   return_value=(0, '')), \
                 mock.patch.object(check.Check, 'results_shown',
                                   return_value=0), \
@@ -139,7 +139,6 @@ class BesideStagesTest(unittest.TestCase):
     def test_without_the_mutant_stage_they_run_here(self) -> None:
         self.assertEqual(['RAN series here', 'RAN lava_schema here'],
                          self.tier_runs('series', 'lava_schema'))
-
 
 if __name__ == '__main__':
     unittest.main()

@@ -20,7 +20,6 @@ SCRIPTS = os.path.dirname(HERE)
 sys.path.insert(0, SCRIPTS)
 from perf_aux import kunit, lib  # noqa: E402
 
-
 class LibTest(unittest.TestCase):
 
     def setUp(self) -> None:
@@ -162,7 +161,6 @@ class LibTest(unittest.TestCase):
         argv = kunit.without_kvm(['qemu', '-m', '1'])
         self.assertEqual(['qemu', '-m', '1'], argv[-3:])
         self.assertEqual(os.path.exists('/dev/kvm'), argv[0] == 'unshare')
-
 
 if __name__ == '__main__':
     unittest.main()

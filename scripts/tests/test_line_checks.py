@@ -19,14 +19,13 @@ SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, SCRIPTS)
 from perf_aux import check  # noqa: E402
 
-
 class LineChecksTest(unittest.TestCase):
 
     def counts(self, *argv: str):
         c = check.Check(False)
         with contextlib.redirect_stdout(io.StringIO()) as out:
             c.line_checks(*argv)
-        return (c.passed, c.failed, c.skipped), out.getvalue()
+        return c.counts, out.getvalue()
 
     def test_failed_line_counted(self) -> None:
         counts, out = self.counts('printf', '%s\\n', 'ok - a', 'not ok - b',
@@ -42,7 +41,6 @@ class LineChecksTest(unittest.TestCase):
     def test_failure_with_its_own_line_counts_once(self) -> None:
         counts, _ = self.counts('sh', '-c', 'echo "not ok - x"; exit 1')
         self.assertEqual((0, 1, 0), counts)
-
 
 if __name__ == '__main__':
     unittest.main()

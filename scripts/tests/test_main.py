@@ -18,7 +18,6 @@ SCRIPTS = os.path.dirname(HERE)
 sys.path.insert(0, SCRIPTS)
 from perf_aux import __main__ as entry, lib  # noqa: E402
 
-
 class EntryTest(unittest.TestCase):
 
     def test_help_lists_every_verb(self) -> None:
@@ -71,7 +70,6 @@ class EntryTest(unittest.TestCase):
             used = set(re.findall(r'\$\(PERF_AUX\) ([a-z-]+)', f.read()))
         self.assertTrue(used)
         self.assertEqual(set(), used - set(entry.VERBS))
-
 
 if __name__ == '__main__':
     unittest.main()

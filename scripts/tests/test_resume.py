@@ -21,7 +21,6 @@ SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, SCRIPTS)
 from perf_aux import check  # noqa: E402
 
-
 class ResumeTest(unittest.TestCase):
 
     def setUp(self) -> None:
@@ -72,7 +71,7 @@ class ResumeTest(unittest.TestCase):
         self.run_stage()
         c, lines = self.run_stage('1')
         self.assertEqual(1, self.ran)
-        self.assertEqual((2, 0, 1), (c.passed, c.failed, c.skipped))
+        self.assertEqual((2, 0, 1), c.counts)
         self.assertRegex(lines[0], r'^# resumed: fake on 7.3 \(inputs '
                          r'unchanged, passed at 20[0-9-]+T[0-9:]+Z\)$')
         self.assertEqual(['ok - fake: a', 'ok - fake: b # SKIP no board',
@@ -101,7 +100,7 @@ class ResumeTest(unittest.TestCase):
         self.outcome = 0
         c, _ = self.run_stage('1')
         self.assertEqual(2, self.ran)
-        self.assertEqual((2, 0, 1), (c.passed, c.failed, c.skipped))
+        self.assertEqual((2, 0, 1), c.counts)
 
     def test_interrupted_runs_again(self) -> None:
         self.outcome = 'die'
@@ -129,7 +128,7 @@ class ResumeTest(unittest.TestCase):
             os.makedirs(kept, exist_ok=True)
             with mock.patch.dict(os.environ, RESUME=resume), \
                     mock.patch.object(check.Check, 'call', return_value=0), \
-                    mock.patch.object(check.Check, 'results',
+                    mock.patch.object(check.Check, 'capture',
                                       return_value=(0, '')), \
                     contextlib.redirect_stdout(io.StringIO()):
                 c = check.Check(True)
@@ -137,8 +136,7 @@ class ResumeTest(unittest.TestCase):
                 check.tier(c, [])
             self.assertEqual(ran, self.ran)
             self.assertEqual(bool(resume), os.path.isdir(kept))
-            self.assertEqual((2, 0, 1), (c.passed, c.failed, c.skipped))
-
+            self.assertEqual((2, 0, 1), c.counts)
 
 if __name__ == '__main__':
     unittest.main()

@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make repeat and make soak (perf_aux.run) with stand-in programs: the
+one-boot log cut into rounds, the boots and comparisons repeat asks for,
+soak's DURATION bound and its summary lines."""
+
+import contextlib
+import io
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, SCRIPTS)
+from perf_aux import lib, run  # noqa: E402
+
+ONE_BOOT = (b'boot\r\nPERF_AUX: round 1\r\nok 1 a\r\n'
+            b'PERF_AUX: round 2\nok 1 a\nBUG: KASAN: x\n')
+
+class RunTest(unittest.TestCase):
+
+    def setUp(self) -> None:
+        self.out = tempfile.mkdtemp(prefix='run.')
+        self.addCleanup(shutil.rmtree, self.out)
+        patch = mock.patch.dict(os.environ, PERF_AUX_OUT=self.out,
+                                BASE='7.3', DURATION='60')
+        patch.start()
+        self.addCleanup(patch.stop)
+
+    def test_split_rounds(self) -> None:
+        log = os.path.join(self.out, 'one-boot.log')
+        with open(log, 'wb') as f:
+            f.write(ONE_BOOT)
+        run.split_rounds(log, self.out)
+        for n, want in (('1', b'PERF_AUX: round 1\nok 1 a\n'),
+                        ('2', b'PERF_AUX: round 2\nok 1 a\nBUG: KASAN: x\n')):
+            with open(os.path.join(self.out, f'round{n}.log'), 'rb') as f:
+                self.assertEqual(want, f.read())
+
+    def test_repeat(self) -> None:
+        """One boot of ROUNDS rounds, ROUNDS fresh KUnit and kselftest
+        boots, each round's results, the flakes of both; a kernel report
+        on any console fails it."""
+        calls = []
+
+        def status(argv, **kw):
+            calls.append(argv[argv.index('perf_aux') + 1:])
+            if argv[-1] == 'perf_aux.repeat=2':
+                with open(calls[-1][4], 'wb') as f:
+                    f.write(ONE_BOOT)
+            return 0
+        r = lib.env_run({}, kernel='stock', kargs=['a=1'])
+        d = f'{self.out}/repeat/stock-7.3-arm64-4k'
+        with mock.patch.object(run, 'status', status), \
+                contextlib.redirect_stdout(io.StringIO()) as out:
+            self.assertEqual(1, run.repeat(r, 2))
+        boot = ['stock', 'arm64-4k', 'default']
+        self.assertEqual(
+            [['kselftest', *boot, f'{d}/logs/one-boot.log', 'a=1',
+              'perf_aux.repeat=2'],
+             ['results', 'kselftest', f'{d}/logs/round1.log',
+              f'{d}/one-boot/1'],
+             ['results', 'kselftest', f'{d}/logs/round2.log',
+              f'{d}/one-boot/2'],
+             ['kunit', *boot, f'{d}/logs/kunit1.log', 'a=1'],
+             ['results', 'kunit', f'{d}/logs/kunit1.log', f'{d}/fresh/1'],
+             ['kselftest', *boot, f'{d}/logs/kselftest1.log', 'a=1'],
+             ['results', 'kselftest', f'{d}/logs/kselftest1.log',
+              f'{d}/fresh/1'],
+             ['kunit', *boot, f'{d}/logs/kunit2.log', 'a=1'],
+             ['results', 'kunit', f'{d}/logs/kunit2.log', f'{d}/fresh/2'],
+             ['kselftest', *boot, f'{d}/logs/kselftest2.log', 'a=1'],
+             ['results', 'kselftest', f'{d}/logs/kselftest2.log',
+              f'{d}/fresh/2'],
+             ['results', 'flakes', f'{d}/one-boot/*'],
+             ['results', 'flakes', f'{d}/fresh/*']], calls)
+        self.assertIn('kernel reports on the consoles: 1',
+                      out.getvalue().splitlines())
+
+    def test_soak_duration_bound(self) -> None:
+        for duration in ('999999', 'abc'):
+            with self.subTest(duration=duration), \
+                    mock.patch.dict(os.environ, DURATION=duration), \
+                    mock.patch('sys.stderr'), \
+                    self.assertRaises(lib.Error):
+                run.soak_main([])
+
+    def test_soak_summary(self) -> None:
+        """SOAK_SUMMARY_ONLY=1: the last soak's lines, its kernel reports
+        (any fails it), else soak_test's verdict."""
+        os.makedirs(f'{self.out}/logs')
+        log = f'{self.out}/logs/reference-7.3-arm64-4k-soak-kselftest.log'
+        for console, rc, lines in (
+                ('# soak_test.c:202:soak: 60 s, 4 CPUs\n# other\n', 1,
+                 ['soak: 60 s, 4 CPUs', 'soak: 0 kernel reports']),
+                ('# soak_test.c:211:soak: no fault injection\n'
+                 'WARNING: CPU: 1 at x\n', 1,
+                 ['soak: no fault injection', 'soak: 1 kernel reports',
+                  'WARNING: CPU: 1 at x'])):
+            with open(log, 'w') as f:
+                f.write(console)
+            with self.subTest(console=console), \
+                    mock.patch.dict(os.environ, SOAK_SUMMARY_ONLY='1'), \
+                    contextlib.redirect_stdout(io.StringIO()) as out:
+                self.assertEqual(rc, run.soak_main([]))
+            self.assertEqual(lines, out.getvalue().splitlines()[:len(lines)])
+
+if __name__ == '__main__':
+    unittest.main()
