@@ -17,7 +17,7 @@ VERBS = {
     'check': ('.check', 'make check: the quick tier [STAGE...]'),
     'check-full': ('.check', 'make check-full: the whole matrix [STAGE...]'),
     'series': ('.series', 'make series: the suite as a patch series'),
-    'fixes': ('.fixes', "make fixes: the series' fixes, patches of their own"),
+    'fixes': ('.series:fixes_main', "make fixes: the series' fixes, patches of their own"),
     'evidence': ('.run:evidence_main',
                  'make evidence: a run beside the stock run'),
     'repeat': ('.run:repeat_main', 'make repeat: the flake hunt [ROUNDS]'),
@@ -29,7 +29,6 @@ VERBS = {
     'kernel-tree': ('.tree', 'prepares the kernel tree NAME'),
     'kunit': ('.kunit', 'the kernel build and the KUnit boot'),
     'kselftest': ('.kselftest', 'the kselftest boot'),
-    'tlb-bench': ('.tlb_bench', 'the TLB benchmark on boards'),
     'default-base': (':default_base', 'prints the default BASE'),
 }
 

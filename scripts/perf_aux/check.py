@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from perf_aux_results import expected
-from perf_aux_results.runs import name
+from perf_aux_results.ktap import name
 
 from . import lib, mutants
 from .mutants import killer_tests
@@ -28,7 +28,6 @@ BESIDE_COMMAND = [sys.executable, '-m', 'perf_aux', 'check']
 # The environment that changes what a stage runs (BASE is the key's).
 SELECTORS = ('KERNEL_ARGS', 'KERNEL_SRC', 'SERIES', 'PERF_AUX_PEERS',
              'PERF_AUX_MUTANTS', 'PERF_AUX_LAB_RUNS', 'PERF_AUX_MIRRORS',
-             'BOOT_EXTRA_SECONDS', 'KUNITPY_ARCHS', 'KUNITPY_KERNELCI',
              'MODULE_MUTANT_TESTS', 'KSELFTEST_TARGETS')
 
 # make check's stock boot: the kselftests whose outcome large vmap changes.

@@ -5,7 +5,7 @@ import os
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from perf_aux_results.runs import name
+from perf_aux_results.ktap import name
 
 from . import lib, run
 from .run import expectation

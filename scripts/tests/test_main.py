@@ -40,7 +40,6 @@ class EntryTest(unittest.TestCase):
         """The verb's arguments, options too, go to its main as they are;
         check-full is check --full."""
         for argv, want in ((['kunit', '--series', 'T'], ['--series', 'T']),
-                           (['tlb-bench', '-h'], ['-h']),
                            (['check-full', 'a'], ['--full', 'a']),
                            (['check'], [])):
             module = 'check' if argv[0].startswith('check') else \
