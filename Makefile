@@ -41,7 +41,7 @@
 # make soak [DURATION=600]  soak_test alone for DURATION seconds on the
 #              sanitize kernel: trace on every CPU at the highest rate, churn,
 #              fault injection; bytes checked, wraps, injected failures and
-#              the kernel's reports (scripts/perf_aux/soak.py)
+#              the kernel's reports (scripts/perf_aux/run.py)
 # make repeat [ROUNDS=5]  the suite ROUNDS times on one boot and on fresh
 #              boots; lists flaky cases
 #
