@@ -27,10 +27,8 @@ BUILD_LINE = re.compile(r'^(ccache: |<== build |build .*: built earlier)')
 # A module mutant's killers where its patch names none.
 KILLED_BY_DEFAULT = ('integrity_test', 'wrap_test')
 
-
 def mutant_run(c: Verdicts, name: str, target: str = 'arm64-4k') -> str:
     return f'{name}-{c.base}-{target}'
-
 
 def patch_lines(patch: str, prefix: str) -> List[str]:
     """What follows PREFIX on each line of PATCH that starts with it."""
@@ -38,11 +36,9 @@ def patch_lines(patch: str, prefix: str) -> List[str]:
             Path(patch).read_text(errors='surrogateescape').split('\n')
             if line.startswith(prefix)]
 
-
 def killer_tests(programs: Sequence[str]) -> str:
     """The boot parameter that runs only those kselftest programs."""
     return 'perf_aux.tests=' + ','.join(f'perf_aux:{t}' for t in programs)
-
 
 def peer_selftests(c: Verdicts, name: str, variant: str, res: str) -> None:
     log = f'{c.out}/logs/mutant-{mutant_run(c, name)}-perf_events.log'
@@ -50,7 +46,6 @@ def peer_selftests(c: Verdicts, name: str, variant: str, res: str) -> None:
                         PEER_OFF, PEER_PERF_EVENTS),
            env={'KSELFTEST_TARGETS': 'perf_events'}, quiet=True)
     c.results_shown('kselftest', log, res)
-
 
 def peer_baseline(c: Verdicts) -> int:
     """The peers on the unmutated kernel: what they fail kills nothing."""
@@ -66,12 +61,10 @@ def peer_baseline(c: Verdicts) -> int:
     c.expect(res, 'peer.test_vmalloc', min_passed=3, failure=None)
     return 0
 
-
 def mutant_patch(c: Verdicts, directory: str, name: str) -> str:
     """A base's own patch of mutant NAME, else the one every base takes."""
     own = f'{directory}/{c.base}/{name}.patch'
     return own if os.path.isfile(own) else f'{directory}/{name}.patch'
-
 
 def mutant_build(c: Verdicts, patch: str, variant: str, log: str, args=(),
                  target: str = 'arm64-4k') -> bool:
@@ -103,21 +96,15 @@ def mutant_build(c: Verdicts, patch: str, variant: str, log: str, args=(),
         return False
     return True
 
-
 def each_mutant(c: Verdicts, directory: str, what: str, func,
                 names: List[str]) -> None:
-    """FUNC(c, PATCH, NAME, RES, LOG) for every mutant of DIRECTORY (or
-    the named ones)."""
+    """FUNC(c, PATCH, NAME) for every mutant of DIRECTORY (or the named)."""
     names = names or [os.path.basename(p)[:-len('.patch')] for p in
                       lib.collated(str(p) for p in
                                    Path(directory).glob('*.patch'))]
     for i, name in enumerate(names, 1):
         print(f'-- {what} {i} of {len(names)}: {name} ({c.base})')
-        run = mutant_run(c, name)
-        shutil.rmtree(f'{c.out}/mutants/{run}', ignore_errors=True)
-        func(c, mutant_patch(c, directory, name), name,
-             f'{c.out}/mutants/{run}', f'{c.out}/logs/mutant-{run}')
-
+        func(c, mutant_patch(c, directory, name), name)
 
 def mutant_targets(patch: str, default_base: bool = True) -> List[str]:
     """The patch's "Targets:" (else arm64-4k); the other page sizes on
@@ -126,18 +113,15 @@ def mutant_targets(patch: str, default_base: bool = True) -> List[str]:
     return targets if default_base else [t for t in targets
                                          if t == 'arm64-4k']
 
-
 def mutant_boot(patch: str, default: str) -> str:
     """The variant of the patch's "Boot:" line, else DEFAULT."""
     return '\n'.join(patch_lines(patch, 'Boot: ')) or default
-
 
 def run_mutants(c: Verdicts, directory: str, suite: str, variant: str,
                 names: List[str]) -> None:
     """Every patch in DIRECTORY (or the named ones) makes SUITE fail,
     booted with VARIANT or its own Boot: line's."""
-    def kernel_mutant(c: Verdicts, patch: str, name: str, res: str,
-                      log: str) -> None:
+    def kernel_mutant(c: Verdicts, patch: str, name: str) -> None:
         boot = mutant_boot(patch, variant)
         targets = mutant_targets(patch, c.base == c.default_base)
         if not targets:
@@ -165,8 +149,7 @@ def run_mutants(c: Verdicts, directory: str, suite: str, variant: str,
 
     each_mutant(c, directory, 'mutant', kernel_mutant, names)
 
-
-def module_mutant(c: Verdicts, patch: str, name: str, res: str, log: str,
+def module_mutant(c: Verdicts, patch: str, name: str,
                   tests: Optional[str] = None) -> None:
     """A kselftest of the patch's "Killed-by:" lines fails on the mutant
     synthetic PMU, booted as its "Boot:" line says, at each of its
@@ -217,7 +200,6 @@ def run_module_mutants(c: Verdicts, directory: str, names: List[str],
             return
     each_mutant(c, directory, 'module mutant',
                 lambda c, *a: module_mutant(c, *a, tests=tests), names)
-
 
 def quick_mutants(c: Verdicts) -> None:
     """make check's mutants, one of each family, for what they prove and

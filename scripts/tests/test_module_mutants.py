@@ -21,11 +21,9 @@ CATALOGUE = os.path.join(SCRIPTS, 'mutants', 'test_aux_pmu')
 sys.path.insert(0, SCRIPTS)
 from perf_aux import check, mutants  # noqa: E402
 
-
 def catalogue() -> list:
     return sorted(n[:-len('.patch')] for n in os.listdir(CATALOGUE)
                   if n.endswith('.patch'))
-
 
 def in_kernel_code(name: str) -> bool:
     """Whether the mutant changes a file the project does not ship."""
@@ -34,7 +32,6 @@ def in_kernel_code(name: str) -> bool:
                  if line.startswith('+++ b/')]
     root = os.path.dirname(SCRIPTS)
     return any(not os.path.isfile(os.path.join(root, p)) for p in paths)
-
 
 class ModuleMutantsTest(unittest.TestCase):
 
@@ -65,7 +62,6 @@ class ModuleMutantsTest(unittest.TestCase):
     def test_named_mutants_run_on_any_base(self) -> None:
         self.assertEqual(['wrap_drops_byte'],
                          self.selected('7.2', 'wrap_drops_byte'))
-
 
 class MutantTargetsTest(unittest.TestCase):
     """A kernel mutant is booted on the targets its patch names."""
@@ -102,13 +98,12 @@ class MutantTargetsTest(unittest.TestCase):
                                   return_value=(True, 'killed')), \
                 mock.patch.object(mutants.lib, 'perf_aux',
                                   lambda *a: booted.append(a[2])):
-            mutants.module_mutant(c, patch, 'room_quartered', '', '')
+            mutants.module_mutant(c, patch, 'room_quartered')
         targets = ['arm64-4k', 'arm64-16k', 'arm64-64k']
         self.assertEqual(targets, built)
         self.assertEqual(targets, booted)
         self.assertEqual([mock.call(0, f'room_quartered-7.3-{t}: killed')
                           for t in targets], c.verdict.call_args_list)
-
 
 if __name__ == '__main__':
     unittest.main()
