@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """python3 -m perf_aux_lava VERB ARGS...:
   submit [RUN|JOB.yaml]...   make submit (docs/lava.md)
-  lab start|status|stop      a local LAVA lab
+  lab start|stop             a local LAVA lab
   lab selftest [qemu]        make lab-selftest
   check [--schema]           the LAVA checks
 Under Debian's python3 (lava_common, python3-yaml, python3-jinja2): any

@@ -146,8 +146,7 @@ def run(t: Any, base: str) -> None:
     found = re.findall(RESULTS_FILE, read(out))
     got = results(read(found[-1]).splitlines()) if found else {}
     wrong = judged(got, programs) if rc in (0, 1) else [f'submit exit {rc}']
-    n = {r: list(got.values()).count(r) for r in ('pass', 'fail', 'skip')}
-    t.check(not wrong, f'{what} Complete in the lab: {len(got)} results '
-            f"({n['pass']} pass, {n['fail']} fail, {n['skip']} skip), every "
-            'program of the direct run reported, none failed' +
+    t.check(not wrong, f'{what} Complete in the lab: '
+            f'{testdefs.counts(got)}, every program of the direct run '
+            'reported, none failed' +
             ''.join(f'; {w}' for w in wrong[:5]))

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""python3 -m perf_aux_lava lab start|status|stop|selftest [qemu]: a local
+"""python3 -m perf_aux_lava lab start|stop|selftest [qemu]: a local
 LAVA lab on 127.0.0.1 without systemd (lava-jobs/README.md), and its
 selftest (make lab-selftest, stage lava_lab)."""
 
@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, NamedTuple, Optional
+from typing import Callable, Dict, List, NamedTuple
 
 from . import DIRECT_ONLY, PYTHON, SCRIPTS, Error, ROOT, guestfs_env, kernelci
 from . import plib, read, write_private
@@ -34,12 +34,9 @@ TOKEN = os.path.join(LAB_DIR, 'token')
 # What a system service gets from systemd: a clean environment.
 BASE_ENV = {'PATH': '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:'
                     '/sbin:/bin', 'LANG': 'C.UTF-8', 'LC_ALL': 'C.UTF-8'}
-# perf_aux_lab_sleep outlasts the selftest's LAVA_WAIT (KILL_WAIT) for a
-# job under which the worker is killed; the others are submit's LAVA_WAIT.
-SLEEP_SECONDS = 150
+# submit's LAVA_WAIT for a job of no kernel, and for the runs.
 HELLO_WAIT = 300
 QEMU_WAIT = 1800
-KILL_WAIT = 60
 MESSAGE = re.compile(r'^(?:perf_aux: error: (submit: .*)|'
                      r'(submit: infrastructure error: .*))$')
 
@@ -142,14 +139,6 @@ def lava() -> Server:
     """The lab's server as its perf_aux user (OSError without a token)."""
     return Server(URL, LAB_USER, ''.join(Path(TOKEN).read_text().split()))
 
-def devices_idle() -> bool:
-    return all(lava().state('device', d) == 'Idle' for d in DEVICES)
-
-def start_worker() -> None:
-    WORKER_DAEMON.start()
-    wait_for(120, f'worker {WORKER} online',
-             lambda: lava().state('worker', WORKER) == 'Online')
-
 def start() -> None:
     begin = time.time()
     if os.geteuid():
@@ -181,8 +170,11 @@ def start() -> None:
         wait_for(180, f'lava-server on {URL}',
                  lambda: Server(URL)('system', 'version'))
         SCHEDULER.start()
-        start_worker()
-        wait_for(120, f'devices {" ".join(DEVICES)} idle', devices_idle)
+        WORKER_DAEMON.start()
+        wait_for(120, f'worker {WORKER} online',
+                 lambda: lava().state('worker', WORKER) == 'Online')
+        wait_for(120, f'devices {" ".join(DEVICES)} idle', lambda: all(
+            lava().state('device', d) == 'Idle' for d in DEVICES))
     say(f'started in {time.time() - begin:.0f} s: {URL}/ (lavacli: '
         f'XDG_CONFIG_HOME={LAB_DIR}/config lavacli -i {LAB_USER} ...)')
 
@@ -245,28 +237,11 @@ def device_dict(n: int) -> str:
     """qemu-0N: scripts/lava/devices' QEMU, its own MAC, no traffic out."""
     return read(os.path.join(ROOT, 'scripts', 'lava', 'devices',
                              'perf-aux-qemu01.jinja2')).replace(
-        '52:54:00:12:34:59', f'52:54:00:12:34:6{n}') + f"""\
-{{# lab.py: no traffic leaves the guest; commands for no-kernel jobs #}}
-{{% set netdevice = 'user,restrict=on' %}}
-{{% set user_commands = {{'perf_aux_lab_hello': {{'do': 'uname -sm'}},
-                        'perf_aux_lab_sleep': {{'do': 'sleep {SLEEP_SECONDS}'}}}} %}}
+        '52:54:00:12:34:59', f'52:54:00:12:34:6{n}') + """\
+{# lab.py: no traffic leaves the guest; a command for no-kernel jobs #}
+{% set netdevice = 'user,restrict=on' %}
+{% set user_commands = {'perf_aux_lab_hello': {'do': 'uname -sm'}} %}
 """
-
-def status() -> int:
-    try:
-        say(f'server {URL}/: reachable, lava-server '
-            f'{Server(URL)("system", "version").strip()}')
-    except LavaError:
-        say(f'server {URL}/: not reachable')
-        return 1
-    bad = 0
-    for what, name, good in ([('worker', WORKER, 'Online')] +
-                             [('device', d, 'Idle') for d in DEVICES]):
-        d = quiet(lambda: lava().json(f'{what}s', 'show', name)) or {}
-        say(f'{what} {name}: ' + (f'{d["state"]}, {d["health"]}' if d else
-                                  'unknown to the server'))
-        bad |= d.get('state') != good
-    return bad
 
 def children(pid: int) -> List[int]:
     return [int(p) for p in plib.text(['pgrep', '-P', str(pid)]).split()]
@@ -342,59 +317,28 @@ class Selftest:
             command_job(name, command, **extra))
         return self.path(f'{name}.yaml')
 
-    def submit(self, out: str, args: List[str], env: Dict[str, str],
-               during: Optional[Callable[[], bool]] = None) -> int:
-        """make submit's exit status (during() every 2 s until true)."""
+    def submit(self, out: str, args: List[str], env: Dict[str, str]) -> int:
+        """make submit's exit status."""
         with open(out, 'w') as f:
-            p = subprocess.Popen(
+            rc = plib.status(
                 [sys.executable, '-m', 'perf_aux_lava', 'submit', *args],
-                env={**os.environ, 'LAB': URL, 'PYTHONPATH': SCRIPTS,
+                env={'LAB': URL, 'PYTHONPATH': SCRIPTS,
                      'PERF_AUX_OUT': self.dir, **env},
                 stdout=f, stderr=subprocess.STDOUT)
-        while during and p.poll() is None and not quiet(during):
-            time.sleep(2)
-        rc = p.wait()
         print(''.join(f'# {line}\n' for line in read(out).splitlines()),
               end='')
         return rc
 
     def fault(self, what: str, want: int, pattern: str, args: List[str],
-              env: Dict[str, str], during: Optional[Callable] = None) -> str:
-        """submit exits want, saying why, with no results: its output."""
+              env: Dict[str, str]) -> None:
+        """submit exits want, saying why, with no results."""
         out = self.path(f'fault-{want}-{time.time_ns()}.out')
-        rc = self.submit(out, args, env, during)
+        rc = self.submit(out, args, env)
         line = message(out)
         ok = rc == want and re.search(pattern, line) and not glob.glob(
             self.path('results/*'))
         self.check(bool(ok), f'{what}: exit {rc}, "{line}"' + (
             '' if ok else f' (wanted exit {want}, /{pattern}/, no results)'))
-        return out
-
-    def worker_killed(self) -> None:
-        """lava-worker killed under a job; started again, it cancels it."""
-        def kill() -> bool:
-            if not any(lava().state('device', d) == 'Running'
-                       for d in DEVICES):
-                return False
-            say(f'a job running: killing lava-worker, pid '
-                f'{WORKER_DAEMON.pid()}')
-            os.kill(WORKER_DAEMON.pid(), signal.SIGKILL)
-            return True
-        out = self.fault('lava-worker killed mid-job', 3,
-                         f'not finished within {KILL_WAIT} s.*canceled',
-                         [self.job('sleep', 'perf_aux_lab_sleep')],
-                         {'LAVA_WAIT': str(KILL_WAIT)}, kill)
-        m = re.search(r'(?m)^submit: job ([0-9]+) submitted', read(out))
-        begin = time.time()
-        try:
-            start_worker()
-            wait_for(120, f'job {m and m[1]} Canceled, devices Idle',
-                     lambda: lava().json('jobs', 'show', m[1])['health'] ==
-                     'Canceled' and devices_idle())
-        except Error as e:
-            return self.check(False, f'lava-worker started again: {e}')
-        self.check(True, f'lava-worker started again: job {m[1]} Canceled '
-                   f'after {time.time() - begin:.0f} s, devices Idle')
 
     def compare(self, run: str) -> None:
         """The lab's results of run equal the direct run's case by case."""
@@ -407,22 +351,15 @@ class Selftest:
                               f'{mine}')
         if not glob.glob(os.path.join(direct, '*.ktap')):
             return self.skip(what, f'no direct run in {direct}')
-        unrun = [os.path.basename(f)[:-len('.ktap')]
-                 for f in sorted(glob.glob(os.path.join(mine, '*.ktap')))
-                 if not os.path.isfile(os.path.join(
-                     direct, os.path.basename(f)))]
         argv = plib.perf_aux('results', 'flakes', python=PYTHON)
-        for suite in unrun + list(DIRECT_ONLY):
+        for suite in DIRECT_ONLY:
             argv += ['--except', suite]
         p = plib.run(argv + [mine, direct], stdout=plib.PIPE)
         Path(self.path(f'{run}.flakes')).write_text(p.stdout)
         ok = not p.returncode and '\nlava: job ' in read(
             os.path.join(mine, 'source.txt'))
         lines = p.stdout.splitlines()
-        line = (lines or [''])[-1] + (
-            f'; {len(unrun)} programs the direct run did not run left out'
-            if unrun else '')
-        self.check(ok, f'{what} case by case ({line}; '
+        self.check(ok, f'{what} case by case ({(lines or [""])[-1]}; '
                    f"{', '.join(DIRECT_ONLY)} (the direct run's only) left "
                    'out)')
         if not ok:
@@ -461,7 +398,6 @@ class Selftest:
         else:
             self.skip('a run whose job ends Incomplete',
                       f'no reference arm64-4k build in {build}')
-        self.worker_killed()
         if not qemu:
             return
         runs = (os.environ.get('PERF_AUX_LAB_RUNS') or
@@ -489,9 +425,9 @@ def main(args: List[str]) -> int:
                 plib.error(str(e))
                 t.bad = True
         return 1 if t.bad else 0
-    command = {'start': start, 'status': status, 'stop': stop}.get(
+    command = {'start': start, 'stop': stop}.get(
         args[0] if len(args) == 1 else '')
     if not command:
         raise Error('lab: usage: python3 -m perf_aux_lava lab '
-                    'start|status|stop|selftest [qemu]')
+                    'start|stop|selftest [qemu]')
     return command() or 0

@@ -56,7 +56,7 @@ class PartsTest(unittest.TestCase):
         text = lab.device_dict(2)
         self.assertIn('52:54:00:12:34:62', text)
         self.assertNotIn('52:54:00:12:34:59', text)
-        self.assertIn("'perf_aux_lab_sleep': {'do': 'sleep 150'}", text)
+        self.assertIn("'perf_aux_lab_hello': {'do': 'uname -sm'}", text)
         self.assertIn("{% set netdevice = 'user,restrict=on' %}", text)
 
     def test_command_job(self) -> None:

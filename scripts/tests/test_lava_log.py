@@ -22,7 +22,8 @@ except ImportError:
     HAVE_YAML = False
 
 if HAVE_YAML:
-    from perf_aux_results import ktap, lava  # noqa: E402
+    from perf_aux_results import ktap  # noqa: E402
+    from perf_aux_lava import submit as lava  # noqa: E402
 
 def read(name: str) -> List[str]:
     with open(os.path.join(DATA, name)) as f:

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Host tests of the LAVA glue: scripts/perf_aux_results/lava.py and
-lava_jobs.py (the direct run's cases named as LAVA names them, what
-lava-run recorded, device dictionaries) and lava-jobs/generate.py."""
+"""Host tests of scripts/perf_aux_lava/checks.py (the direct run's cases
+named as LAVA names them, what lava-run recorded, device dictionaries) and
+lava-jobs/generate.py."""
 
 import json
 import os
@@ -24,7 +24,7 @@ except ImportError:
 
 if HAVE_LIBS:
     import generate  # noqa: E402
-    from perf_aux_results import lava, lava_jobs  # noqa: E402
+    from perf_aux_lava import checks as lava  # noqa: E402
 import test_lava_converter as conv  # noqa: E402
 
 def log_line(msg: dict, lvl: str = 'results') -> str:
@@ -65,7 +65,7 @@ class CompareTest(unittest.TestCase):
 
     def verdicts(self, log: str) -> dict:
         return {what: ok for ok, what, _ in
-                lava.compare(self.results, log, 't', [])}
+                lava.compare(self.results, log, 't')}
 
     def test_equal_runs_pass_every_check(self) -> None:
         cases = dict(self.want)
@@ -80,12 +80,11 @@ class CompareTest(unittest.TestCase):
         name = 'perf_aux.pagesize_test.aux_pagesize.large_rw_256m.' \
                'large_chunks_mapped_large'
         cases[name] = 'skip'
-        checks = lava.compare(self.results, self.write_log(cases),
-                                      't', [])
+        checks = lava.compare(self.results, self.write_log(cases), 't')
         bad = [(what, details) for ok, what, details in checks if not ok]
         self.assertEqual(len(bad), 1)
         self.assertIn('pagesize_test', bad[0][0])
-        self.assertEqual(bad[0][1], [f'  {name}: direct pass, LAVA skip'])
+        self.assertEqual(bad[0][1], [f'{name}: direct pass, LAVA skip'])
 
     def test_incomplete_job_fails(self) -> None:
         verdicts = self.verdicts(self.write_log({}, job='fail'))
@@ -97,8 +96,8 @@ class CompareTest(unittest.TestCase):
             text = f.read().replace('"set": "pagesize_test"', '"set": "x"')
         with open(path, 'w') as f:
             f.write(text)
-        names = lava.compare(self.results, path, 't', [])[-1]
-        self.assertEqual((False, ["  perf_aux.pagesize_test.suite in test "
+        names = lava.compare(self.results, path, 't')[-1]
+        self.assertEqual((False, ["perf_aux.pagesize_test.suite in test "
                                   "set 'x', not 'pagesize_test'"]),
                          (names.ok, names.details))
 
@@ -121,7 +120,7 @@ class DeviceTest(unittest.TestCase):
                 f.write('mac: "{{ mac_addr }}"\n'
                         'power_on: "{{ power_on_command }}"\n'
                         'memory: {{ memory | default(512) }}\n')
-            text = lava_jobs.device_text(
+            text = lava.device_text(
                 {'device_type': device_type, 'context': context}, templates)
         return yaml.safe_load(text)
 
@@ -131,7 +130,7 @@ class DeviceTest(unittest.TestCase):
                                    f'{name}.yaml')) as f:
                 kind = yaml.safe_load(f)['device_type']
             self.assertTrue(os.path.isfile(os.path.join(
-                lava_jobs.DEVICES, f'perf-aux-{kind}01.jinja2')), kind)
+                lava.DEVICES, f'perf-aux-{kind}01.jinja2')), kind)
 
     def test_lab_values_and_job_context(self) -> None:
         qemu = self.render('qemu', {'memory': 2048})
