@@ -251,20 +251,15 @@ def boot_variant(c: Check, variant: str) -> None:
         for suite in suites:
             c.expect(c.res, suite)
 
-def reference_variants(c: Check) -> None:
-    for variant in ('default', 'strict', 'nohugevmalloc', 'hugetlb', 'smp'):
-        if variant in VARIANT_TESTS:
-            boot_variant(c, variant)
-        else:
-            reference_run(c, 'arm64-4k', variant)
-
-def reference_quick(c: Check) -> None:
-    reference_run(c, 'arm64-4k', 'default')
-    boot_variant(c, 'strict')
-
-def reference_targets(c: Check) -> None:
-    for target in c.targets[1:]:
-        reference_run(c, target, 'default')
+def reference_runs(c: Check, variants: Sequence[str],
+                   targets: Sequence[str] = ('arm64-4k',)) -> None:
+    """The reference's VARIANTS on TARGETS (a boot parameter's, arm64-4k)."""
+    for target in targets:
+        for variant in variants:
+            if variant in VARIANT_TESTS:
+                boot_variant(c, variant)
+            else:
+                reference_run(c, target, variant)
 
 def default_run(c: Check) -> str:
     """The reference's default run on arm64-4k, made if missing."""
@@ -489,9 +484,10 @@ STAGES = (
     Stage('host', 'quick full', ONCE, 'host tests', Check.host_tests,
           deps=()),
     Stage('reference', 'quick', EACH, '{base} reference kernel, default and '
-          'strict', reference_quick),
+          'strict', lambda c: reference_runs(c, ('default', 'strict'))),
     Stage('reference', 'full', EACH, '{base} reference kernel, arm64-4k '
-          'variants', reference_variants),
+          'variants', lambda c: reference_runs(
+              c, ('default', 'strict', 'nohugevmalloc', 'hugetlb', 'smp'))),
     Stage('stock', 'quick', EACH, '{base} stock kernel',
           lambda c: stock_runs(c, quick=True)),
     Stage('stock', 'full', EACH, '{base} stock kernel', stock_runs),
@@ -516,7 +512,7 @@ STAGES = (
           lambda c: mutants.run_module_mutants(
               c, f'{c.catalogue}/perf_core', []), with_peers),
     Stage('targets', 'full', DEFAULT, '{base} reference kernel, other '
-          'targets', reference_targets),
+          'targets', lambda c: reference_runs(c, ('default',), c.targets[1:])),
     # It reads the staged stock tree: it starts after the stock stage.
     Stage('series', 'quick', ONCE, '{base} patch series (make series)',
           lambda c: c.line_checks(*lib.perf_aux('series', '--check')),

@@ -140,7 +140,9 @@ def fetch_base(base: str) -> None:
     dst, tmp = f'{cache}/src/{base}', f'{cache}/src/.extract.{os.getpid()}'
     if os.path.isfile(f'{dst}/.perf_aux-debian'):
         return
-    deb = download(pkg, f'{cache}/debs', lib.base_suite(base), again=True)
+    # linux-source-BASE's Debian suite ('': the machine's own).
+    suite = {'6.12': '', '7.2': 'sid'}.get(base, 'experimental')
+    deb = download(pkg, f'{cache}/debs', suite, again=True)
     version = text(['dpkg-deb', '-f', deb, 'Version'])
     if base == '6.12' and run(['dpkg', '--compare-versions', version.split('-')[0], 'lt',
                                lib.MIN_DEBIAN]).returncode == 0:

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Sequence, Tuple
 
 from . import lib
-from .lib import DEVNULL, KUNIT_PY, PIPE, Run, run, status
+from .lib import DEVNULL, KUNIT_PY, PIPE, Run, read, run, status
 from .shell import stage
-from .tree import cat, seed_build, write_line
+from .tree import seed_build
 
 # kunit --series: kunit.py's architectures and their Debian cross compilers.
 KUNITPY_CROSS = {'x86_64': '', 'arm64': 'aarch64-linux-gnu-', 'riscv': 'riscv64-linux-gnu-',
@@ -56,7 +56,7 @@ def ccache_line(stats: str) -> str:
 
 def stack_erase_option(tree: str) -> str:
     """KSTACK_ERASE since 6.16, GCC_PLUGIN_STACKLEAK before (for kmemleak)."""
-    kconfig = cat(os.path.join(tree, 'security/Kconfig.hardening'))
+    kconfig = read(os.path.join(tree, 'security/Kconfig.hardening'))
     return 'CONFIG_KSTACK_ERASE' if re.search(r'^config KSTACK_ERASE$', kconfig, re.M) else \
         'CONFIG_GCC_PLUGIN_STACKLEAK'
 
@@ -98,7 +98,7 @@ def kunit_build(tree: str, log: str, args: Sequence[str], env: Dict[str, str]) -
 def kunit_exec(tree: str, log: str, args: Sequence[str]) -> int:
     rc = run(without_kvm(['timeout', str(EXEC_SECONDS), 'python3', KUNIT_PY, 'exec', *args]),
              log=log, cwd=tree).returncode
-    for line in cat(log).splitlines():
+    for line in read(log).splitlines():
         if VERDICT.match(line):
             print(line)
     return rc
@@ -127,7 +127,7 @@ def kunit(r: Run, log: str, check: str = '') -> int:
     key = build_key(tree, [*common, *configs], check)
     built = os.path.join(tree, build, BUILT)
     what = f'build {lib.tree_name(r.kernel, r.base)} {build}'
-    if key and cat(built) == key:
+    if key and read(built) == key + '\n':
         print(f'{what}: built earlier in this check, unchanged')
     else:
         Path(built).unlink(missing_ok=True)
@@ -135,10 +135,10 @@ def kunit(r: Run, log: str, check: str = '') -> int:
                  env):
             return 2
         if key:
-            write_line(built, key)
-    # After kunit.py's own -m and -cpu, which they override.
+            Path(built).write_text(key + '\n')
+    # After kunit.py's own -m and -cpu, which they override; at 64K 8 GiB runs the PMD shapes.
     kargs = [*kernel_args(tree, r.variant, r.kargs),
-             f'--qemu_args=-m {lib.kunit_memory_mib(r.target)}',
+             f"--qemu_args=-m {8192 if r.target == 'arm64-64k' else lib.GUEST_MEMORY_MIB}",
              *([f'--qemu_args=-cpu {lib.ARM64_QEMU_CPU}'] if arch == 'arm64' else [])]
     rc = stage(f'KUnit {r.name}', kunit_exec, tree, f'{log}.exec',
                [*common, '--timeout=600', *kargs])
@@ -149,7 +149,7 @@ def kunit(r: Run, log: str, check: str = '') -> int:
 
 def summary(log: str) -> str:
     """kunit.py's verdict, or the reason it stopped."""
-    lines = cat(log).splitlines()
+    lines = read(log).splitlines()
     verdict = ' '.join(line[11:] for line in lines if VERDICT.match(line))
     return verdict or next((line for line in lines if re.search(
         r'error|not satisfied|missing', line, re.I)), lines[-1] if lines else '')
@@ -208,7 +208,7 @@ def series_runs(base: str) -> int:
                        *([f'--cross_compile={cross}'] if cross else [])], where, cross)
         if name == 'um-perf_aux_alloc':
             # UML has no perf events: kunit.py refuses, and says why.
-            missing = next((line for line in cat(f'{out}/{name}.log').splitlines()
+            missing = next((line for line in read(f'{out}/{name}.log').splitlines()
                             if line.startswith('Missing:')), '')
             print(f'kunit.py run (UML) --kunitconfig={kc}: rc={rc}: UML has no perf events: '
                   f'kunit.py: {missing}')

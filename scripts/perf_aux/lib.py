@@ -91,10 +91,6 @@ def show(data: bytes) -> None:
 def collated(names) -> List[str]:
     return sorted(names, key=locale.strxfrm)
 
-def kunit_memory_mib(target: str) -> int:
-    """The KUnit boot's memory: at 64K, 8 GiB runs the PMD shapes."""
-    return 8192 if target == 'arm64-64k' else GUEST_MEMORY_MIB
-
 def cache() -> str:
     """Trees, builds and ccache: a fixed path outside the clone."""
     return os.environ.get('PERF_AUX_CACHE') or '/var/cache/perf_aux'
@@ -125,10 +121,6 @@ def check_target(target: str) -> str:
 
 def check_base(base: str) -> str:
     return check('BASE', base, BASES)
-
-def base_suite(base: str) -> str:
-    """The Debian suite of linux-source-BASE ('': the machine's own)."""
-    return {'6.12': '', '7.2': 'sid'}.get(base, 'experimental')
 
 def version_base(version: str) -> str:
     m = re.match(r'^([0-9]+\.[0-9]+)', version)
@@ -232,8 +224,8 @@ def patched_files(*patches: str) -> List[str]:
                          r'(?m)^--- (\S+).*\n\+\+\+ (\S+)', read(patch))})
 
 def base_repo(src: str, repo: str, message: str, *files: str,
-              env: Optional[Dict[str, str]] = None) -> None:
-    """A git repository REPO of SRC's FILES, committed, tagged "base"."""
+              env: Optional[Dict[str, str]] = None) -> List[str]:
+    """A git repository REPO of SRC's FILES, committed, tagged "base"; git in it."""
     shutil.rmtree(repo, ignore_errors=True)
     os.makedirs(repo)
     git = ['git', '-C', repo, '-c', 'user.name=perf_aux',
@@ -246,6 +238,7 @@ def base_repo(src: str, repo: str, message: str, *files: str,
     for args in (['add', '-A'], ['commit', '-q', '--allow-empty', '-m',
                                  message], ['tag', 'base']):
         run([*git, *args], check=True, env=env)
+    return git
 
 def series_mails(series: str) -> List[str]:
     """An mbox, or a directory's patches in order but cover letters."""
@@ -268,16 +261,12 @@ def series_subject(series: str) -> str:
     subject = mail.get('Subject') or ''
     return re.sub(r'[ \t]+', ' ', re.sub(r'\r?\n', '', str(subject)))
 
-def series_version(series: str) -> str:
-    """v<N> of "[PATCH vN ...]", v1 without one."""
-    m = re.match(r'^\[[^\]]*\bv([0-9]+)\b[^\]]*\]', series_subject(series))
-    return f"v{m.group(1) if m else 1}"
-
 def kernel_name(kernel: str, series: str = '', src: str = '') -> str:
-    """The kernel of result paths: "custom", "series-vN" or KERNEL."""
+    """The kernel of result paths: "custom", "series-vN" ("[PATCH vN ...]", v1) or KERNEL."""
     if src or not series or kernel != 'reference':
         return 'custom' if src else kernel
-    return f'series-{series_version(series)}'
+    m = re.match(r'^\[[^\]]*\bv([0-9]+)\b[^\]]*\]', series_subject(series))
+    return f"series-v{m.group(1) if m else 1}"
 
 @dataclass(frozen=True)
 class Run:

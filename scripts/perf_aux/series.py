@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import deps, kunit, lib
-from .lib import DEVNULL, PIPE, STDOUT, collated, die, run, text
-from .tree import cat
+from .lib import DEVNULL, PIPE, STDOUT, collated, die, read, run, text
 
 ROOT = lib.ROOT
 SERIES_DIR = f'{ROOT}/scripts/series'
@@ -69,9 +68,6 @@ class Series:
     def git(self, repo: str, *args: str, **kw):
         return run(['git', '-C', repo, '-c', 'core.autocrlf=false', '-c', 'commit.gpgsign=false',
                     *args], env=self.env, **kw)
-
-def read(path: str) -> str:
-    return Path(path).read_text(errors='surrogateescape')
 
 def check_line(rc: int, what: str, verb: str = 'series') -> str:
     return f"{'ok' if rc == 0 else 'not ok'} - {verb}: {what}"
@@ -215,11 +211,6 @@ def add_part(s: Series, repo: str, n: int, part: Part) -> None:
 def group_dir(s: Series, k: int, group: Group) -> str:
     return f'{s.out}/{k}-{group.name}'
 
-def group_mails(out: str) -> List[str]:
-    """The patches in OUT, without the cover letter."""
-    return [p for p in collated(str(p) for p in Path(out).glob('0*.patch'))
-            if not p.endswith('/0000-cover-letter.patch')]
-
 def series_base(s: Series, repo: str) -> None:
     """A repository of the pristine files the series changes."""
     hookups = collated(str(p) for p in Path(s.patches, 'hookup').glob('*.patch'))
@@ -247,7 +238,7 @@ def make_series(s: Series) -> None:
         s.git(repo, 'format-patch', '-q', '--cover-letter', '--cover-from-description=subject',
               '--no-signature', '-o', out, f'{previous}..{group.name}', check=True)
         previous = group.name
-        mails = group_mails(out)
+        mails = lib.series_mails(out)
         added = sum(a for m in mails for a, _ in numstat(m))
         total += added
         print(f"series {k}, {group.name}: {len(mails)} patches, {added} added lines, in "
@@ -306,7 +297,7 @@ def check_am(s: Series, patches: Sequence[str]) -> None:
         return
     dirs = {g.name: group_dir(s, k, g) for k, g in enumerate(s.groups, 1)}
     for group in s.groups:
-        mails = [m for name in (*group.needs, group.name) for m in group_mails(dirs[name])]
+        mails = [m for name in (*group.needs, group.name) for m in lib.series_mails(dirs[name])]
         result(git_am(s, repo, 'group', mails, log), f'series {group.name}: git am onto '
                f"{' + '.join(['base', *group.needs])}, no other series")
     s.git(repo, 'am', '--abort', stdout=DEVNULL, stderr=DEVNULL)
@@ -440,7 +431,7 @@ def setup(kernel_prefixes: bool = False) -> Series:
     who = author()
     s = Series(base, src, f'{lib.cache()}/series/{base}', f'{lib.out()}/series/{base}',
                lib.base_patches(base), *parse(read(f'{SERIES_DIR}/parts')),
-               lib.tree_version(src), cat(f'{src}/.perf_aux-debian') or 'unknown',
+               lib.tree_version(src), read(f'{src}/.perf_aux-debian').rstrip() or 'unknown',
                kernel_prefixes, who, identity(who))
     os.makedirs(s.work, exist_ok=True)
     return s
@@ -450,7 +441,7 @@ def main(argv: List[str]) -> int:
     s = setup(argv[:2] == ['--check', '--kernel-prefixes'])
     make_series(s)
     if argv[:1] == ['--check']:
-        patches = [p for k, g in enumerate(s.groups, 1) for p in group_mails(group_dir(s, k, g))]
+        patches = [p for k, g in enumerate(s.groups, 1) for p in lib.series_mails(group_dir(s, k, g))]
         for line in size_lines(patches, [numstat(p) for p in patches]):
             print(line)
         for patch in patches:
@@ -481,7 +472,7 @@ def fixes_main(argv: List[str]) -> int:
     s.git(repo, 'format-patch', '-q', '--no-signature', '--cover-letter',
           '--cover-from-description=subject', '-o', out, *[f'--to={a}' for a in to],
           *[f'--cc={a}' for a in cc], 'base..fixes', check=True)
-    patches = group_mails(out)
+    patches = lib.series_mails(out)
     print(f'fixes: {len(patches)} in {os.path.relpath(out, ROOT)} (Linux {s.version}) and a '
           f'cover letter to {len(to)} maintainers, cc {len(cc)}')
     result(0 if to else 1, f"cover letter: To: {', '.join(to) or 'nobody'}", 'fixes')

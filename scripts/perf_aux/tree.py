@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import List, Sequence
 
 from . import lib
-from .lib import DEVNULL, PIPE, Run, collated, die, run
+from .lib import DEVNULL, PIPE, Run, collated, die, read, run
 
 # The project's files and directories the trees get at their kernel paths.
 OVERLAY = ('kernel/events/ring_buffer_kunit.c', 'kernel/events/ring_buffer_kunit_orders.h',
@@ -22,16 +22,6 @@ OVERLAY = ('kernel/events/ring_buffer_kunit.c', 'kernel/events/ring_buffer_kunit
 RECIPE = '.perf_aux-recipe'
 # The trees a new tree starts from, the first made.
 SEEDS = ('reference', 'stock', 'mutant', 'series-')
-
-def cat(path: str) -> str:
-    """PATH's content less its trailing newlines; '' without it."""
-    try:
-        return Path(path).read_text(errors='surrogateescape').rstrip('\n')
-    except OSError:
-        return ''
-
-def write_line(path: str, line: str) -> None:
-    Path(path).write_text(line + '\n', errors='surrogateescape')
 
 def walk(top: str) -> List[str]:
     """The files and links under TOP, relative to it; its .git left out."""
@@ -80,10 +70,9 @@ def series_am(src: str, cache: str, base: str, series: str) -> int:
     mails = lib.series_mails(series)
     if not mails or not os.path.exists(mails[0]) or os.path.getsize(mails[0]) == 0:
         die(f'SERIES={series} holds no patch')
-    lib.base_repo(src, repo, 'base', *lib.patched_files(*mails))
-    git = ['git', '-C', repo, '-c', 'user.name=perf_aux', '-c', 'user.email=perf_aux@localhost']
+    git = lib.base_repo(src, repo, 'base', *lib.patched_files(*mails))
     if run([*git, 'am', '--empty=drop', *mails], log=repo + '.log').returncode:
-        log = cat(repo + '.log') + '\n'
+        log = read(repo + '.log')
         sys.stderr.write(log)
         failed = [line[16:] for line in log.split('\n') if line.startswith('Patch failed at ')]
         die(f"SERIES={series} does not apply to {base}: {failed[0] if failed else ''}")
@@ -149,7 +138,7 @@ def staged_content(root: str, src: str, stage: str, patches: Sequence[str]) -> N
 
 def restore_unstaged(src: str, tree: str, old: str, new: str) -> None:
     """The files listed in OLD and not in NEW back to SRC's content (or away)."""
-    for path in collated(set(cat(old).split('\n')) - set(cat(new).split('\n')) - {''}):
+    for path in collated(set(read(old).split('\n')) - set(read(new).split('\n')) - {''}):
         if os.path.isfile(src + path) or os.path.islink(src + path):
             run(['rsync', '-lc', src + path, tree + path], check=True)
         elif os.path.isfile(tree + path):
@@ -158,9 +147,8 @@ def restore_unstaged(src: str, tree: str, old: str, new: str) -> None:
 def sync_tree(name: str, src: str, tree: str, staging: str) -> None:
     """TREE made SRC plus STAGING, by content: only files that differ get a new mtime."""
     staged = os.path.join(tree, '.perf_aux-staged')
-    stamp = f"{src} {cat(os.path.join(src, '.perf_aux-debian'))} {lib.tree_version(src)}"
-    if name != 'custom' and os.path.isfile(staged) and \
-            cat(os.path.join(tree, '.perf_aux-src')) == stamp:
+    stamp = f"{src} {read(f'{src}/.perf_aux-debian').rstrip()} {lib.tree_version(src)}\n"
+    if name != 'custom' and os.path.isfile(staged) and read(f'{tree}/.perf_aux-src') == stamp:
         # A Debian source never changes: only what was staged can differ.
         restore_unstaged(src, tree, staged, staging + '.files')
     else:
@@ -169,7 +157,7 @@ def sync_tree(name: str, src: str, tree: str, staging: str) -> None:
             check=True)
     run(['rsync', '-rlc', staging + '/', tree + '/'], check=True)
     shutil.copyfile(staging + '.files', staged)
-    write_line(os.path.join(tree, '.perf_aux-src'), stamp)
+    Path(tree, '.perf_aux-src').write_text(stamp)
 
 def source(r: Run, cache: str):
     """The source of R's tree, its base and its origin in words."""
@@ -189,7 +177,7 @@ def source(r: Run, cache: str):
     if not os.path.isfile(os.path.join(src, '.perf_aux-debian')):
         die(f'no source for base {r.base} (run PYTHONPATH=scripts python3 -m perf_aux deps '
             f'base-{r.base})')
-    origin = f"Debian linux-source-{r.base} {cat(os.path.join(src, '.perf_aux-debian'))}"
+    origin = f"Debian linux-source-{r.base} {read(f'{src}/.perf_aux-debian').rstrip()}"
     if name.startswith('series-'):
         count = series_am(src, cache, r.base, r.series)
         origin += f' + series "{lib.series_subject(r.series)}" ({count} patches)'
@@ -206,9 +194,9 @@ def kernel_tree(r: Run, mutant: str = '') -> int:
     tree = os.path.join(cache, 'trees', lib.tree_name(r.kernel, base))
     version = lib.tree_version(src)
     patches = patch_list(r.kernel, mutant, cache, base)
-    stamp = recipe(lib.ROOT, src, version, r.kernel, patches)
+    stamp = recipe(lib.ROOT, src, version, r.kernel, patches) + '\n'
     print(f'kernel source: {origin}, version {version}')
-    if cat(os.path.join(tree, RECIPE)) == stamp:
+    if read(f'{tree}/{RECIPE}') == stamp:
         print(f'tree {tree} is up to date')
         return 0
     os.makedirs(os.path.join(cache, 'trees'), exist_ok=True)
@@ -234,8 +222,8 @@ def kernel_tree(r: Run, mutant: str = '') -> int:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         Path(staging + '.files').unlink(missing_ok=True)
-    write_line(os.path.join(tree, '.perf_aux-source'), f'{origin}, version {version}')
-    write_line(os.path.join(tree, RECIPE), stamp)
+    Path(tree, '.perf_aux-source').write_text(f'{origin}, version {version}\n')
+    Path(tree, RECIPE).write_text(stamp)
     return 0
 
 def main(argv: List[str]) -> int:
