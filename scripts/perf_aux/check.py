@@ -261,12 +261,11 @@ def reference_runs(c: Check, variants: Sequence[str],
             else:
                 reference_run(c, target, variant)
 
-def default_run(c: Check) -> str:
-    """The reference's default run on arm64-4k, made if missing."""
-    default = f"{c.out}/results/" \
-        f"{c.result_name('reference', 'arm64-4k', 'default')}"
+def default_run(c: Check, target: str = 'arm64-4k') -> str:
+    """The reference's default run on TARGET, made if missing."""
+    default = f"{c.out}/results/{c.result_name('reference', target, 'default')}"
     if not os.path.isdir(default):
-        c.run_job('reference', 'arm64-4k', 'default')
+        c.run_job('reference', target, 'default')
     return default
 
 def sanitize_run(c: Check) -> None:
@@ -285,9 +284,7 @@ def sanitize_run(c: Check) -> None:
 
 def lava_runs(c: Check) -> int:
     for target in ('arm64-4k', 'arm64-16k'):  # lava-run's QEMU jobs
-        run = c.result_name('reference', target, 'default')
-        if not os.path.isdir(f'{c.out}/results/{run}'):
-            c.run_job('reference', target, 'default')
+        default_run(c, target)
     return c.line_checks(*lib.perf_aux('check', module='perf_aux_lava'))
 
 def lab_selftest(c: Check) -> int:

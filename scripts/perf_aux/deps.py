@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""What the pipeline needs from Debian, only what is missing: packages, linux-source-BASE and an
-arm64 root filesystem (those two through a private apt: the machine's is never changed)."""
+"""What the pipeline needs from Debian and lacks (sources and arm64 roots by a private apt)."""
 
 import functools
 import glob
@@ -180,8 +179,7 @@ def unpack_arm64(suite: str, packages: Sequence[str], d: str) -> int:
     return len(found)
 
 def fetch_testdefs_rootfs() -> None:
-    """The root filesystem of KernelCI's trixie-kselftest, from trixie's arm64 packages (again
-    where one is missing)."""
+    """KernelCI's trixie-kselftest root filesystem, unpacked again where a package is missing."""
     d = f'{lib.cache()}/rootfs/trixie-arm64'
     listed = Path(d, '.perf_aux-packages')
     if not listed.is_file() or \

@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The kernel build and the KUnit boot with the tree's own kunit.py (the build serves the
-kselftest boot too); and kunit.py run as its users run it (kunit --series)."""
+"""The kernel build and KUnit boot by the tree's kunit.py; kunit.py as users run it."""
 
 import hashlib
 import json
@@ -27,7 +26,6 @@ SERIES_SUITES = (('kernel/events/ring_buffer_kunit.kunitconfig', 'perf_aux_alloc
 EXEC_SECONDS = 900
 # Where the architecture has huge vmap: the granule suite runs with the reference large vmap.
 REFERENCE_ARCHS = ('x86_64', 'arm64', 'riscv', 'powerpc')
-JOBS = len(os.sched_getaffinity(0))
 
 def without_kvm(argv: Sequence[str]) -> List[str]:
     """ARGV with /dev/kvm hidden (nested KVM killed the x86_64 guest): under TCG."""
@@ -38,8 +36,7 @@ def without_kvm(argv: Sequence[str]) -> List[str]:
 
 def kunit_py(build: str, log: str, args: Sequence[str], cwd: str, cross: str = '') -> int:
     """kunit.py ARGS in tree CWD with build directory BUILD and ccache, its output in LOG."""
-    opts = {'run': [f'--jobs={JOBS}', '--timeout=900'], 'build': [f'--jobs={JOBS}'],
-            'exec': ['--timeout=900']}.get(args[0], [])
+    opts = ['--timeout=900'] if args[0] in ('run', 'exec') else []
     return status(without_kvm(['timeout', '1800', 'python3', KUNIT_PY, *args,
                                f'--build_dir={build}', *opts,
                                f'--make_options=CC=ccache {cross}gcc']),
@@ -131,8 +128,7 @@ def kunit(r: Run, log: str, check: str = '') -> int:
         print(f'{what}: built earlier in this check, unchanged')
     else:
         Path(built).unlink(missing_ok=True)
-        if stage(what, kunit_build, tree, f'{log}.build', [*common, f'--jobs={JOBS}', *configs],
-                 env):
+        if stage(what, kunit_build, tree, f'{log}.build', [*common, *configs], env):
             return 2
         if key:
             Path(built).write_text(key + '\n')
@@ -179,8 +175,7 @@ def kernelci_results(path: str, suites: Sequence[str]) -> Tuple[List[str], bool]
     return lines, ok
 
 def series_runs(base: str) -> int:
-    """kunit.py in the series tree as its users run it (every architecture, UML, KernelCI's
-    kunit-x86_64): 1 if a run that should pass did not."""
+    """kunit.py in the series tree as its users run it: 1 if a run that should pass did not."""
     tree, ref = f'{lib.cache()}/series/{base}/tree', f'{lib.cache()}/series/{base}/reference-tree'
     dirs, out = f'{lib.cache()}/kunitpy', f'{lib.out()}/kunitpy'
     if not os.access(os.path.join(tree, KUNIT_PY), os.X_OK):

@@ -57,8 +57,7 @@ def run(argv: Sequence[str], cwd: Optional[str] = None,
         stdin=None, stdout=None, stderr=None, input: Optional[bytes] = None,
         timeout: Optional[float] = None, check: bool = False,
         what: str = '') -> 'subprocess.CompletedProcess[str]':
-    """ARGV with ENV added, its output in LOG (2>&1) or STDOUT, STDERR (PIPE:
-    text); 124 past TIMEOUT; a failure raises Error (CHECK; WHAT printed)."""
+    """ARGV with ENV added, output in LOG (2>&1) or STDOUT, STDERR; 124 past TIMEOUT."""
     sys.stdout.flush()
     try:
         with open(log, 'wb') if log is not None else nullcontext() as f:

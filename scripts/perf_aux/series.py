@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make series and make fixes: the suite as the patch series it would be posted as against BASE
-(docs/upstream.md), and what a maintainer tries first on them."""
+"""make series and make fixes: the suite as the patch series posted against BASE."""
 
 import contextlib
 import email.utils
@@ -174,16 +173,12 @@ def filter_makefile(makefile: str, present) -> str:
             if line.startswith('#') or all(present(name) for name in makefile_names(line))]
     return '\n'.join(kept).rstrip('\n') + '\n'
 
-def filter_config(config: str) -> str:
-    """The kselftest CONFIG less the extended suite's options."""
-    return config.split(EXTENDED_CONFIG, 1)[0]
-
 def ksft_file(repo: str, f: str) -> str:
-    """The project's file F as the kselftest files in REPO so far have it."""
+    """The project's file F as the kselftest files in REPO so far have it (config: the series')."""
     mine = read(f'{ROOT}/{f}')
     if f == f'{KSFT}/Makefile':
         return filter_makefile(mine, lambda name: os.path.exists(f'{repo}/{KSFT}/{name}'))
-    return filter_config(mine) if f == f'{KSFT}/config' else mine
+    return mine.split(EXTENDED_CONFIG, 1)[0] if f == f'{KSFT}/config' else mine
 
 def add_part(s: Series, repo: str, n: int, part: Part) -> None:
     """Commit N of the series: PART's hook-up and files."""
@@ -248,15 +243,12 @@ def make_series(s: Series) -> None:
             print(f"  {os.path.basename(patch):<58} {m.group(0) if m else '-'}")
     print(f'series: {total} added lines in all')
 
-def checkpatch_totals(output: str) -> str:
-    """The "total: " lines of checkpatch's OUTPUT, less that word."""
-    return '\n'.join(line[7:] for line in output.splitlines() if line.startswith('total: '))
-
 def checkpatch(src: str, patch: str) -> Tuple[int, str]:
     """checkpatch --strict of PATCH in SRC (Fixes: ids need git history): status, check line."""
     argv = ['perl', 'scripts/checkpatch.pl', '--strict',
             *([] if os.path.isdir(f'{src}/.git') else ['--ignore=UNKNOWN_COMMIT_ID'])]
-    totals = checkpatch_totals(text([*argv, patch], cwd=src, stderr=STDOUT))
+    totals = '\n'.join(line[7:] for line in text([*argv, patch], cwd=src, stderr=STDOUT)
+                       .splitlines() if line.startswith('total: '))
     rc = 0 if totals.startswith('0 errors, 0 warnings, 0 checks, ') else 1
     if rc:
         print(''.join(run([*argv, '--terse', patch], cwd=src, stdout=PIPE).stdout

@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Kernel trees in $PERF_AUX_CACHE/trees/: a source, the project's overlay and patches, remade when
-its recipe changes and then only in the files that differ (their builds stay incremental)."""
+"""Kernel trees: a source, the overlay and patches, remade in what differs when the recipe does."""
 
 import hashlib
 import os
@@ -92,8 +91,7 @@ def patch_list(name: str, mutant: str, cache: str, base: str) -> List[str]:
     return found + ([mutant] if mutant else [])
 
 def recipe(root: str, src: str, version: str, name: str, patches: Sequence[str]) -> str:
-    """A hash of the source, its version (a user's state), the patches (by their path in the
-    project where they are in it) and the overlay's regular files, with their content."""
+    """A hash of the source, version (a user's state), patches and overlay files, and content."""
     digest = hashlib.sha256(os.fsencode(f'{src} {version}\n'))
     if name == 'custom':
         digest.update(tree_state(src))
