@@ -74,7 +74,7 @@ class Check(Verdicts):
                                'tests', '-p', 'test_*.py', '-v'],
                               stderr=True, cwd=f'{self.root}/scripts')
         say_tail(out, 3)
-        seen = 0
+        first = len(self.checks)
         for line in (line.strip(' \t') for line in out.split('\n')):
             if line.endswith(' ... ok'):
                 self.verdict(0, f"host: {line[:-len(' ... ok')]}")
@@ -82,9 +82,7 @@ class Check(Verdicts):
                 self.skip(f'ok - host: {line} # SKIP')
             elif line.endswith((' ... FAIL', ' ... ERROR')):
                 self.verdict(1, f'host: {line}')
-            else:
-                continue
-            seen += 1
+        seen = len(self.checks) - first
         # A test that printed between its name and its verdict is counted.
         ran = re.search(r'(?m)^Ran ([0-9]+) tests? in ', out)
         if not ran or int(ran.group(1)) != seen:
@@ -564,16 +562,13 @@ def tier(c: Check, named: List[str]) -> int:
     """The tier's stages (or the NAMED ones) base by base, closing lines."""
     start = int(time.time())
     c.check_id = f'{os.getpid()}.{start}'
-    os.makedirs(f'{c.out}/logs', exist_ok=True)
     # A whole tier starts from nothing; named stages and RESUME=1 keep.
     if not named and not resumed(c.environ):
         for kept in ('results', 'mutants', 'state'):
             shutil.rmtree(f'{c.out}/{kept}', ignore_errors=True)
     rows = [stage_row(s, c.full) for s in named] or tier_rows(c.full)
-    bases = [c.default_base]
-    if c.full:
-        bases = [lib.check_base(b) for b in
-                 (c.environ.get('BASE') or ' '.join(c.bases)).split()]
+    bases = [lib.check('BASE', b, lib.BASES) for b in (c.environ.get('BASE') or ' '.join(
+        c.bases)).split()] if c.full else [c.default_base]
     once = [r.name for r in rows if r.scope == ONCE]
     per_base = [r for r in rows if r.scope != ONCE]
     besides = [r.name for r in rows if r.scope == ONCE and r.beside] \

@@ -134,7 +134,7 @@ def fetch_lava_files() -> None:
 
 def fetch_base(base: str) -> None:
     """The base's source in the cache, its Debian version in .perf_aux-debian."""
-    lib.check_base(base)
+    lib.check('BASE', base, lib.BASES)
     cache, pkg = lib.cache(), f'linux-source-{base}'
     dst, tmp = f'{cache}/src/{base}', f'{cache}/src/.extract.{os.getpid()}'
     if os.path.isfile(f'{dst}/.perf_aux-debian'):
@@ -194,7 +194,7 @@ def main(targets: List[str]) -> int:
         if target in ('lava', 'lab', 'kunitpy'):
             packages += {'lava': LAVA, 'lab': LAVA + LAB, 'kunitpy': ARM64 + X86 + KUNITPY}[target]
         elif not target.startswith('base-') and target != 'testdefs':
-            packages += ARM64 if lib.check_target(target).startswith('arm64-') else X86
+            packages += X86 if lib.check('TARGET', target, lib.TARGETS) == 'x86_64' else ARM64
     install(packages)
     for target in targets:
         if target.startswith('arm64-'):

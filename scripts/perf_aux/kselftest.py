@@ -126,7 +126,7 @@ def kselftest(r: Run, log: str) -> int:
     env = os.environ
     rootfs = env.get('KSELFTEST_ROOTFS', '')
     b = Build(r.tree, os.path.join(r.tree, lib.build_dir(r.target, r.variant)),
-              lib.target_arch(r.target), lib.target_cross(r.target))
+              *lib.target_arch(r.target))
     busybox = os.path.join(lib.cache(), 'busybox/arm64/busybox') \
         if r.target.startswith('arm64-') else '/bin/busybox'
     if not os.access(busybox, os.X_OK):

@@ -103,7 +103,7 @@ def kunit_exec(tree: str, log: str, args: Sequence[str]) -> int:
 def kunit(r: Run, log: str, check: str = '') -> int:
     """R's kernel built (once per CHECK), KUnit booted: 0 passed, 1 failed, 2 no build."""
     tree, build = r.tree, lib.build_dir(r.target, r.variant)
-    arch, cross = lib.target_arch(r.target), lib.target_cross(r.target)
+    arch, cross = lib.target_arch(r.target)
     common = [f'--arch={arch}', f'--build_dir={build}',
               *([f'--cross_compile={cross}'] if cross else [])]
     configs = [f'--kunitconfig={c}' for c in config_files(
@@ -242,6 +242,6 @@ def main(argv: List[str]) -> int:
         return series_runs(base)
     if len(argv) < 4:
         lib.die('usage: python3 -m perf_aux kunit NAME TARGET VARIANT LOG [KERNEL_ARG...]')
-    r = Run(argv[0], base, lib.check_target(argv[1]),
+    r = Run(argv[0], base, lib.check('TARGET', argv[1], lib.TARGETS),
             lib.check('VARIANT', argv[2], lib.VARIANTS), tuple(argv[4:]))
     return kunit(r, argv[3], env.get('PERF_AUX_CHECK_ID', ''))

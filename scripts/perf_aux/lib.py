@@ -14,8 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.abspath(f'{__file__}/../../..')
 # Kernel bases: Debian's linux-source-<base>; the first is the default.
 BASES = ('7.3', '7.2', '6.12')
 TARGETS = ('arm64-4k', 'arm64-16k', 'arm64-64k', 'x86_64')
@@ -115,12 +114,6 @@ def check(what: str, value: str, allowed: Sequence[str]) -> str:
         die(unknown(what, value, allowed))
     return value
 
-def check_target(target: str) -> str:
-    return check('TARGET', target, TARGETS)
-
-def check_base(base: str) -> str:
-    return check('BASE', base, BASES)
-
 def version_base(version: str) -> str:
     m = re.match(r'^([0-9]+\.[0-9]+)', version)
     return m.group(1) if m else version
@@ -207,11 +200,9 @@ def tree_name(kernel: str, base: str) -> str:
     return 'custom' if kernel == 'custom' else \
         f"{base}-{'series' if kernel.startswith('series-') else kernel}"
 
-def target_arch(target: str) -> str:
-    return 'arm64' if target.startswith('arm64-') else 'x86_64'
-
-def target_cross(target: str) -> str:
-    return 'aarch64-linux-gnu-' if target.startswith('arm64-') else ''
+def target_arch(target: str) -> Tuple[str, str]:
+    """The kernel's ARCH and CROSS_COMPILE for TARGET."""
+    return ('arm64', 'aarch64-linux-gnu-') if target.startswith('arm64-') else ('x86_64', '')
 
 def tree_version(src: str) -> str:
     return text(['make', '-s', '-C', src, 'kernelversion'], stderr=DEVNULL)
@@ -293,10 +284,6 @@ class Run:
     def log(self, what: str) -> str:
         return f'{out()}/logs/{self.name}-{what}.log'
 
-    def env(self) -> Dict[str, str]:
-        return {'BASE': self.base, 'TARGET': self.target,
-                'KERNEL_SRC': self.src, 'SERIES': self.series}
-
     def save(self) -> None:
         Path(self.results, 'run.json').write_text(
             json.dumps(asdict(self), indent=1) + '\n')
@@ -311,12 +298,12 @@ def env_run(env=None, **given) -> Run:
                     env.get('KERNEL_SRC', ''), env.get('SERIES', '')), **given)
     if r.src and r.series:
         die('SERIES and KERNEL_SRC: one or the other')
-    check_target(r.target)
+    check('TARGET', r.target, TARGETS)
     check('VARIANT', r.variant, VARIANTS)
     if not r.src and r.kernel != 'mutant' and \
             not r.kernel.startswith('series-'):
         check('KERNEL', r.kernel, KERNELS)
     base = version_base(tree_version(r.src)) if r.src else \
-        check_base(r.base or default_base())
+        check('BASE', r.base or default_base(), BASES)
     return replace(r, kernel=kernel_name(r.kernel, r.series, r.src),
                    base=base or default_base(), kargs=tuple(r.kargs))

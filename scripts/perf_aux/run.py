@@ -89,7 +89,8 @@ def repeat(r: Run, rounds: int) -> int:
     def boot(verb: str, log: str, *args: str) -> None:
         status(lib.perf_aux(verb, r.kernel, r.target, r.variant,
                             f'{d}/logs/{log}.log', *r.kargs, *args),
-               stdout=DEVNULL, env=r.env())
+               stdout=DEVNULL, env={'BASE': r.base, 'TARGET': r.target,
+                                    'KERNEL_SRC': r.src, 'SERIES': r.series})
     boot('kselftest', 'one-boot', f'perf_aux.repeat={rounds}')
     split_rounds(f'{d}/logs/one-boot.log', f'{d}/logs')
     for i in range(1, rounds + 1):

@@ -415,7 +415,7 @@ def check_tree(s: Series, patches: Sequence[str]) -> None:
 
 def setup(kernel_prefixes: bool = False) -> Series:
     """The series of BASE (its source unpacked if missing), the commits' identity set."""
-    base = lib.check_base(os.environ.get('BASE') or lib.default_base())
+    base = lib.check('BASE', os.environ.get('BASE') or lib.default_base(), lib.BASES)
     src = f'{lib.cache()}/src/{base}'
     if not os.path.isdir(src):
         with contextlib.redirect_stdout(io.StringIO()):
@@ -433,7 +433,8 @@ def main(argv: List[str]) -> int:
     s = setup(argv[:2] == ['--check', '--kernel-prefixes'])
     make_series(s)
     if argv[:1] == ['--check']:
-        patches = [p for k, g in enumerate(s.groups, 1) for p in lib.series_mails(group_dir(s, k, g))]
+        patches = [p for k, g in enumerate(s.groups, 1)
+                   for p in lib.series_mails(group_dir(s, k, g))]
         for line in size_lines(patches, [numstat(p) for p in patches]):
             print(line)
         for patch in patches:

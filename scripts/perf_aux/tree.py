@@ -229,7 +229,7 @@ def main(argv: List[str]) -> int:
     if not argv:
         die('usage: python3 -m perf_aux kernel-tree NAME [MUTANT.patch]', 1)
     env = os.environ
-    r = Run(argv[0], lib.check_base(env.get('BASE') or lib.default_base()),
+    r = Run(argv[0], lib.check('BASE', env.get('BASE') or lib.default_base(), lib.BASES),
             env.get('TARGET') or 'arm64-4k', src=env.get('KERNEL_SRC', ''),
             series=env.get('SERIES', ''))
     return kernel_tree(r, argv[1] if len(argv) > 1 else '')

@@ -61,7 +61,7 @@ class LibTest(unittest.TestCase):
 
     def test_selectors_die(self) -> None:
         with mock.patch('sys.stderr'), self.assertRaises(lib.Error) as e:
-            lib.check_target('sparc')
+            lib.check('TARGET', 'sparc', lib.TARGETS)
         self.assertEqual("unknown TARGET='sparc' (one of: arm64-4k arm64-16k "
                          "arm64-64k x86_64)", str(e.exception))
         self.assertEqual('', lib.unknown('BASE', '7.2', lib.BASES))

@@ -325,7 +325,7 @@ class ShellTest(unittest.TestCase):
         """A failed step raises the one error with its status; a program
         past its time is status 124, as timeout(1) says."""
         with mock.patch('sys.stderr'), self.assertRaises(lib.Error) as e:
-            lib.check_base('0.1')
+            lib.check('BASE', '0.1', lib.BASES)
         self.assertEqual(2, e.exception.status)
         with self.assertRaises(lib.Error) as e:
             lib.run(['sh', '-c', 'exit 3'], check=True)
