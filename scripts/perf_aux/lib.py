@@ -38,7 +38,6 @@ REPORT = re.compile(r'BUG:|WARNING:|UBSAN:|Internal error: Oops|'
 
 class Error(Exception):
     """A step that cannot go on: its message was printed; exit STATUS."""
-
     def __init__(self, message: str, status: int = 2) -> None:
         super().__init__(message)
         self.status = status
@@ -98,16 +97,14 @@ def out() -> str:
 
 def exports() -> Dict[str, str]:
     """ccache's settings for every build (trees at other paths share)."""
-    return {'CCACHE_DIR': f'{cache()}/ccache', 'CCACHE_NOHASHDIR': '1',
-            'CCACHE_MAXSIZE': '8G'}
+    return {'CCACHE_DIR': f'{cache()}/ccache', 'CCACHE_NOHASHDIR': '1', 'CCACHE_MAXSIZE': '8G'}
 
 def default_base() -> str:
     return BASES[0]
 
 def unknown(what: str, value: str, allowed: Sequence[str]) -> str:
     """The complaint about a selector VALUE not among ALLOWED, or ''."""
-    return '' if value in allowed else \
-        f"unknown {what}='{value}' (one of: {' '.join(allowed)})"
+    return '' if value in allowed else f"unknown {what}='{value}' (one of: {' '.join(allowed)})"
 
 def check(what: str, value: str, allowed: Sequence[str]) -> str:
     if value not in allowed:
@@ -121,10 +118,8 @@ def version_base(version: str) -> str:
 def base_patches(base: str) -> str:
     return f'{ROOT}/scripts/patches/{base}'
 
-def perf_aux(verb: str, *args: str, python: str = 'python3',
-             module: str = 'perf_aux') -> List[str]:
-    return ['env', f'PYTHONPATH={ROOT}/scripts', python, '-m', module, verb,
-            *args]
+def perf_aux(verb: str, *args: str, python: str = 'python3', module: str = 'perf_aux') -> List[str]:
+    return ['env', f'PYTHONPATH={ROOT}/scripts', python, '-m', module, verb, *args]
 
 def variant_build(variant: str) -> str:
     """The configuration a variant builds: soak boots sanitize's."""
@@ -161,8 +156,7 @@ def granule_strict(kernel: str, variant: str) -> bool:
             or variant in ('strict', 'nohugevmalloc'))
 
 def build_dir(target: str, variant: str) -> str:
-    return f'.build-{target}' + (f'-{variant_build(variant)}'
-                                 if variant_config(variant) else '')
+    return f'.build-{target}' + (f'-{variant_build(variant)}' if variant_config(variant) else '')
 
 def read(path: str) -> str:
     """PATH's text, '' where there is none."""
@@ -173,8 +167,7 @@ def read(path: str) -> str:
 
 def vmalloc_args(tree: str, mode: str) -> List[str]:
     """test_vmalloc's parameters: "bench" TREE's vmap benchmark alone."""
-    cases = re.findall(r'(?m)^\s*\{ "([a-z0-9_]+)",',
-                       read(f'{tree}/lib/test_vmalloc.c'))
+    cases = re.findall(r'(?m)^\s*\{ "([a-z0-9_]+)",', read(f'{tree}/lib/test_vmalloc.c'))
     if mode == 'bench' and 'vmap_contig_chunks_test' in cases:
         mask = 1 << cases.index('vmap_contig_chunks_test')
         return [f'test_vmalloc.run_test_mask={mask}',
@@ -184,16 +177,14 @@ def vmalloc_args(tree: str, mode: str) -> List[str]:
 
 def console_reports(*logs: str) -> List[str]:
     """The kernel's reports in console logs, once each, sorted."""
-    return collated({line for log in logs for line in read(log).split('\n')
-                     if REPORT.search(line)})
+    return collated({line for log in logs for line in read(log).split('\n') if REPORT.search(line)})
 
 def run_reports(run: str) -> List[str]:
     logs = f'{out()}/logs/{run}'
     return console_reports(f'{logs}-kunit.log', f'{logs}-kselftest.log')
 
 def result_name(kernel: str, base: str, target: str, variant: str) -> str:
-    return f'{kernel}-{base}-{target}' + ('' if variant == 'default'
-                                          else f'-{variant}')
+    return f'{kernel}-{base}-{target}' + ('' if variant == 'default' else f'-{variant}')
 
 def tree_name(kernel: str, base: str) -> str:
     """<base>-<kernel>, "custom", or <base>-series for any series."""
@@ -225,8 +216,7 @@ def base_repo(src: str, repo: str, message: str, *files: str,
         if os.path.isfile(f'{src}/{f}'):
             os.makedirs(os.path.dirname(f'{repo}/{f}'), exist_ok=True)
             shutil.copy(f'{src}/{f}', f'{repo}/{f}')
-    for args in (['add', '-A'], ['commit', '-q', '--allow-empty', '-m',
-                                 message], ['tag', 'base']):
+    for args in (['add', '-A'], ['commit', '-q', '--allow-empty', '-m', message], ['tag', 'base']):
         run([*git, *args], check=True, env=env)
     return git
 
@@ -285,8 +275,7 @@ class Run:
         return f'{out()}/logs/{self.name}-{what}.log'
 
     def save(self) -> None:
-        Path(self.results, 'run.json').write_text(
-            json.dumps(asdict(self), indent=1) + '\n')
+        Path(self.results, 'run.json').write_text(json.dumps(asdict(self), indent=1) + '\n')
 
 def env_run(env=None, **given) -> Run:
     """The Run of make's selectors (in ENV) but those GIVEN, checked."""
@@ -300,8 +289,7 @@ def env_run(env=None, **given) -> Run:
         die('SERIES and KERNEL_SRC: one or the other')
     check('TARGET', r.target, TARGETS)
     check('VARIANT', r.variant, VARIANTS)
-    if not r.src and r.kernel != 'mutant' and \
-            not r.kernel.startswith('series-'):
+    if not r.src and r.kernel != 'mutant' and not r.kernel.startswith('series-'):
         check('KERNEL', r.kernel, KERNELS)
     base = version_base(tree_version(r.src)) if r.src else \
         check('BASE', r.base or default_base(), BASES)

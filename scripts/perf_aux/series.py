@@ -451,7 +451,6 @@ def maintainers(src: str, patch: str, *which: str) -> List[str]:
 
 def fixes_main(argv: List[str]) -> int:
     """make fixes: the series' fixes (and their test) on their own in out/fixes/<base>/."""
-    del argv
     s = setup()
     with contextlib.redirect_stdout(io.StringIO()):
         make_series(s)
