@@ -63,7 +63,6 @@ SYSCTLS = ('kernel/kptr_restrict', 'kernel/perf_event_mlock_kb',
 
 class Check(Verdicts):
     """A tier: its verdicts, its stages and those run beside the mutants."""
-
     beside: Optional[Future] = None
 
     def host_tests(self) -> None:
@@ -74,7 +73,7 @@ class Check(Verdicts):
                                'tests', '-p', 'test_*.py', '-v'],
                               stderr=True, cwd=f'{self.root}/scripts')
         say_tail(out, 3)
-        seen = 0
+        first = len(self.checks)
         for line in (line.strip(' \t') for line in out.split('\n')):
             if line.endswith(' ... ok'):
                 self.verdict(0, f"host: {line[:-len(' ... ok')]}")
@@ -82,9 +81,7 @@ class Check(Verdicts):
                 self.skip(f'ok - host: {line} # SKIP')
             elif line.endswith((' ... FAIL', ' ... ERROR')):
                 self.verdict(1, f'host: {line}')
-            else:
-                continue
-            seen += 1
+        seen = len(self.checks) - first
         # A test that printed between its name and its verdict is counted.
         ran = re.search(r'(?m)^Ran ([0-9]+) tests? in ', out)
         if not ran or int(ran.group(1)) != seen:
@@ -95,14 +92,12 @@ class Check(Verdicts):
         """Stage NAME on this base, or (RESUME=1) its record's lines."""
         row = stage_row(name, self.full)
         record = Path(f'{self.out}/state/{self.tier}/{name}-{self.base}.json')
-        digest = inputs(self, row.deps, f'{self.tier} {name} {self.base} '
-                        f'{self.peers_default}')
+        digest = inputs(self, row.deps, f'{self.tier} {name} {self.base} {self.peers_default}')
         try:
             old = json.loads(record.read_text())
         except (OSError, ValueError):
             old = {}
-        if resumed(self.environ) and old.get('inputs') == digest and \
-                old.get('passed'):
+        if resumed(self.environ) and old.get('inputs') == digest and old.get('passed'):
             print(f"# resumed: {name} on {self.base} (inputs unchanged, "
                   f"passed at {old['ended']})")
             for kind, line in old['checks']:
@@ -138,13 +133,11 @@ class Check(Verdicts):
         for line in done.stdout.splitlines():
             line = line.strip(' \t')
             if line.startswith(STAGE_TIME):
-                self.stage_times.append(
-                    f'{line[len(STAGE_TIME):]} (beside the mutants)')
+                self.stage_times.append(f'{line[len(STAGE_TIME):]} (beside the mutants)')
             else:
                 self.count_line(line)
         if done.returncode:
-            self.verdict(1, 'the stages beside the mutants ended, exit '
-                         f'{done.returncode}')
+            self.verdict(1, f'the stages beside the mutants ended, exit {done.returncode}')
 
 def resumed(environ: Dict[str, str]) -> bool:
     return environ.get('RESUME', '') not in ('', '0')
@@ -245,33 +238,26 @@ def boot_variant(c: Check, variant: str) -> None:
     """A boot parameter of arm64-4k: KUnit and the programs it changes."""
     programs = VARIANT_TESTS[variant]
     c.run_job('reference', 'arm64-4k', variant, killer_tests(programs))
-    suites = ('perf_aux_alloc', 'vmap_granule',
-              *(f'perf_aux.{t}' for t in programs))
+    suites = ('perf_aux_alloc', 'vmap_granule', *(f'perf_aux.{t}' for t in programs))
     if floors(c, suites):
         for suite in suites:
             c.expect(c.res, suite)
 
-def reference_variants(c: Check) -> None:
-    for variant in ('default', 'strict', 'nohugevmalloc', 'hugetlb', 'smp'):
-        if variant in VARIANT_TESTS:
-            boot_variant(c, variant)
-        else:
-            reference_run(c, 'arm64-4k', variant)
+def reference_runs(c: Check, variants: Sequence[str],
+                   targets: Sequence[str] = ('arm64-4k',)) -> None:
+    """The reference's VARIANTS on TARGETS (a boot parameter's, arm64-4k)."""
+    for target in targets:
+        for variant in variants:
+            if variant in VARIANT_TESTS:
+                boot_variant(c, variant)
+            else:
+                reference_run(c, target, variant)
 
-def reference_quick(c: Check) -> None:
-    reference_run(c, 'arm64-4k', 'default')
-    boot_variant(c, 'strict')
-
-def reference_targets(c: Check) -> None:
-    for target in c.targets[1:]:
-        reference_run(c, target, 'default')
-
-def default_run(c: Check) -> str:
-    """The reference's default run on arm64-4k, made if missing."""
-    default = f"{c.out}/results/" \
-        f"{c.result_name('reference', 'arm64-4k', 'default')}"
+def default_run(c: Check, target: str = 'arm64-4k') -> str:
+    """The reference's default run on TARGET, made if missing."""
+    default = f"{c.out}/results/{c.result_name('reference', target, 'default')}"
     if not os.path.isdir(default):
-        c.run_job('reference', 'arm64-4k', 'default')
+        c.run_job('reference', target, 'default')
     return default
 
 def sanitize_run(c: Check) -> None:
@@ -290,14 +276,11 @@ def sanitize_run(c: Check) -> None:
 
 def lava_runs(c: Check) -> int:
     for target in ('arm64-4k', 'arm64-16k'):  # lava-run's QEMU jobs
-        run = c.result_name('reference', target, 'default')
-        if not os.path.isdir(f'{c.out}/results/{run}'):
-            c.run_job('reference', target, 'default')
+        default_run(c, target)
     return c.line_checks(*lib.perf_aux('check', module='perf_aux_lava'))
 
 def lab_selftest(c: Check) -> int:
-    runs = c.environ.get('PERF_AUX_LAB_RUNS') or \
-        c.result_name('reference', 'arm64-4k', 'default')
+    runs = c.environ.get('PERF_AUX_LAB_RUNS') or c.result_name('reference', 'arm64-4k', 'default')
     return c.line_checks(*lib.perf_aux('lab', 'selftest', 'qemu',
                                        module='perf_aux_lava'),
                          env={'PERF_AUX_LAB_RUNS': runs})
@@ -314,8 +297,7 @@ def testdefs_run(c: Check) -> None:
         return c.skip('ok - test-definitions kselftest.sh on Debian # SKIP '
                       f'{out}')
     if rc or c.call(lib.perf_aux('deps', 'testdefs')):
-        return c.verdict(1, f'test-definitions exported: {out}' if rc else
-                         'perf_aux deps testdefs')
+        return c.verdict(1, f'test-definitions exported: {out}' if rc else 'perf_aux deps testdefs')
     default_run(c)
     # The direct run's environment, as KernelCI's ENV passes it.
     c.call(lib.perf_aux('kselftest', 'reference', 'arm64-4k', 'default', log,
@@ -332,18 +314,15 @@ def series_mbox_run(c: Check) -> None:
     mbox.write_bytes(b''.join(Path(p).read_bytes() for p in lib.collated(
         str(p) for p in Path(lib.base_patches(c.base), 'reference').glob(
             '*.patch'))))
-    series = c.job('reference', 'arm64-4k', 'default',
-                   series=str(mbox)).results
+    series = c.job('reference', 'arm64-4k', 'default', series=str(mbox)).results
     ref = default_run(c)
     source = lib.read(f'{series}/source.txt').rstrip('\n')
-    c.verdict(0 if '+ series ' in source else 1,
-              f'{name(series)}: built from the series: {source}')
+    c.verdict(0 if '+ series ' in source else 1, f'{name(series)}: built from the series: {source}')
     flakes(c, series, ref, f'the same results as {name(ref)}, case by case')
 
 def case_count(res: str, suite: str, what: str) -> int:
     _, line = expectation(res, suite)
-    return sum(int(m.group(1)) for m in
-               re.finditer(rf'([0-9]+) (?:{what})', line))
+    return sum(int(m.group(1)) for m in re.finditer(rf'([0-9]+) (?:{what})', line))
 
 def privilege_runs(c: Check) -> None:
     default = default_run(c)
@@ -370,8 +349,7 @@ def privilege_runs(c: Check) -> None:
     plain_run(c, 'reference')
 
 def kunitpy_runs(c: Check) -> None:
-    rc = c.call(lib.perf_aux('deps', 'kunitpy')) or \
-        c.call(lib.perf_aux('kunit', '--series'))
+    rc = c.call(lib.perf_aux('deps', 'kunitpy')) or c.call(lib.perf_aux('kunit', '--series'))
     c.verdict(rc, 'kunit.py in the series tree: each kunitconfig on x86_64, '
               'arm64, riscv, powerpc, s390, i386, arm and UML, the granule '
               'suite with the reference large vmap on x86_64, arm64, riscv '
@@ -404,8 +382,7 @@ def plain_run(c: Check, kernel: str) -> None:
         c.expect(c.res, f'perf_aux.{t}', min_skipped=1, skip_reason=reason)
         c.verdict(0 if case_count(c.res, f'perf_aux.{t}', 'passed') == 0
                   else 1, f'{name(c.res)}: perf_aux.{t}: no case ran')
-    for ktap in lib.collated(str(p) for p in
-                             Path(c.res).glob('perf_aux.*.ktap')):
+    for ktap in lib.collated(str(p) for p in Path(c.res).glob('perf_aux.*.ktap')):
         t = os.path.basename(ktap)[:-len('.ktap')]
         if t[len('perf_aux.'):] not in DESTRUCTIVE_TESTS:
             c.expect(c.res, t)
@@ -416,8 +393,7 @@ def stock_expectations(c: Check) -> None:
     pinned_failures(c, 'perf_aux_alloc', min_passed=30)
     c.expect(c.res, 'perf_aux.map_test', min_passed=20)
     for suite in ('vmap_granule', 'perf_aux.pagesize_test'):
-        c.expect(c.res, suite, min_skipped=1,
-                 skip_reason='vmap() maps base pages only')
+        c.expect(c.res, suite, min_skipped=1, skip_reason='vmap() maps base pages only')
 
 def pinned_failures(c: Check, suite: str, min_passed: int = 0) -> None:
     """No case fails but those PINNED by a fix the base's reference has."""
@@ -437,8 +413,7 @@ def pinned_failures(c: Check, suite: str, min_passed: int = 0) -> None:
         case.rsplit('.', 1)[-1] for case, _ in pinned])
 
 def stock_runs(c: Check, quick: bool = False) -> None:
-    c.run_job('stock', 'arm64-4k', 'default',
-              *([STOCK_QUICK_TESTS] if quick else []))
+    c.run_job('stock', 'arm64-4k', 'default', *([STOCK_QUICK_TESTS] if quick else []))
     stock_expectations(c)
     if quick:
         at_least(c, ('perf_aux.integrity_test', 8), ('perf_aux.wrap_test', 4))
@@ -446,16 +421,14 @@ def stock_runs(c: Check, quick: bool = False) -> None:
         trace_expectations(c, 'arm64-4k', 'default')
     # Its granule cases are not the reference's.
     if os.path.isfile(expected.path_for(c.res)):
-        _, lines = expected.check_line(c.res, expected.path_for(c.res),
-                                       {'vmap_granule'})
+        _, lines = expected.check_line(c.res, expected.path_for(c.res), {'vmap_granule'})
         n = ''.join(re.findall(r'.*, ([0-9]*) differ$', lines[0]))
         c.verdict(0 if int(n or 0) > 0 else 1, f'{name(c.res)}: vmap_granule '
                   f"fails the reference's expected results ({n} cases "
                   'differ, as without large vmap they must)')
     pinned_failures(c, 'perf_aux.mmap_test')
     pinned_failures(c, 'perf_events.mmap_accounting')
-    c.run_job('stock', 'arm64-4k', 'strict',
-              killer_tests(VARIANT_TESTS['strict']))
+    c.run_job('stock', 'arm64-4k', 'strict', killer_tests(VARIANT_TESTS['strict']))
     c.expect(c.res, 'vmap_granule', failure=True)
     c.expect(c.res, 'perf_aux.pagesize_test', failure=True)
     # The plain boot skips in the suite's own code, the same on every base.
@@ -489,9 +462,10 @@ STAGES = (
     Stage('host', 'quick full', ONCE, 'host tests', Check.host_tests,
           deps=()),
     Stage('reference', 'quick', EACH, '{base} reference kernel, default and '
-          'strict', reference_quick),
+          'strict', lambda c: reference_runs(c, ('default', 'strict'))),
     Stage('reference', 'full', EACH, '{base} reference kernel, arm64-4k '
-          'variants', reference_variants),
+          'variants', lambda c: reference_runs(
+              c, ('default', 'strict', 'nohugevmalloc', 'hugetlb', 'smp'))),
     Stage('stock', 'quick', EACH, '{base} stock kernel',
           lambda c: stock_runs(c, quick=True)),
     Stage('stock', 'full', EACH, '{base} stock kernel', stock_runs),
@@ -516,7 +490,7 @@ STAGES = (
           lambda c: mutants.run_module_mutants(
               c, f'{c.catalogue}/perf_core', []), with_peers),
     Stage('targets', 'full', DEFAULT, '{base} reference kernel, other '
-          'targets', reference_targets),
+          'targets', lambda c: reference_runs(c, ('default',), c.targets[1:])),
     # It reads the staged stock tree: it starts after the stock stage.
     Stage('series', 'quick', ONCE, '{base} patch series (make series)',
           lambda c: c.line_checks(*lib.perf_aux('series', '--check')),
@@ -553,8 +527,7 @@ def tier_rows(full: bool) -> List[Stage]:
 
 def stage_row(name: str, full: bool) -> Stage:
     """NAME's row in the tier, or the other tier's."""
-    rows = sorted((r for r in STAGES if r.name == name),
-                  key=lambda r: r not in tier_rows(full))
+    rows = sorted((r for r in STAGES if r.name == name), key=lambda r: r not in tier_rows(full))
     if not rows:
         lib.die(f"unknown stage '{name}' (one of: "
                 f"{' '.join(dict.fromkeys(r.name for r in STAGES))})")
@@ -571,16 +544,13 @@ def tier(c: Check, named: List[str]) -> int:
     """The tier's stages (or the NAMED ones) base by base, closing lines."""
     start = int(time.time())
     c.check_id = f'{os.getpid()}.{start}'
-    os.makedirs(f'{c.out}/logs', exist_ok=True)
     # A whole tier starts from nothing; named stages and RESUME=1 keep.
     if not named and not resumed(c.environ):
         for kept in ('results', 'mutants', 'state'):
             shutil.rmtree(f'{c.out}/{kept}', ignore_errors=True)
     rows = [stage_row(s, c.full) for s in named] or tier_rows(c.full)
-    bases = [c.default_base]
-    if c.full:
-        bases = [lib.check_base(b) for b in
-                 (c.environ.get('BASE') or ' '.join(c.bases)).split()]
+    bases = [lib.check('BASE', b, lib.BASES) for b in (c.environ.get('BASE') or ' '.join(
+        c.bases)).split()] if c.full else [c.default_base]
     once = [r.name for r in rows if r.scope == ONCE]
     per_base = [r for r in rows if r.scope != ONCE]
     besides = [r.name for r in rows if r.scope == ONCE and r.beside] \
@@ -598,10 +568,8 @@ def tier(c: Check, named: List[str]) -> int:
         c.base = b
         c.peers_default = bool(named) or b == c.default_base
         for r in per_base:
-            if c.full and not named and b != c.default_base and \
-                    r.scope == DEFAULT:
-                print(f'{r.name}: on {c.default_base} only (the same on '
-                      'every base)')
+            if c.full and not named and b != c.default_base and r.scope == DEFAULT:
+                print(f'{r.name}: on {c.default_base} only (the same on every base)')
                 continue
             if r.name == 'mutants' and besides:
                 c.beside_start(besides)
@@ -618,14 +586,12 @@ def tier(c: Check, named: List[str]) -> int:
     if c.full and os.path.isdir(f'{c.out}/mutants'):
         c.results_shown('matrix')
     for b in bases:
-        runs = [f'{c.out}/results/{k}-{b}-arm64-4k'
-                for k in ('stock', 'reference')]
+        runs = [f'{c.out}/results/{k}-{b}-arm64-4k' for k in ('stock', 'reference')]
         if all(map(os.path.isdir, runs)):
             c.results_shown('bench', *runs)
     runs = lib.collated(str(p) + '/' for p in Path(c.out, 'results').glob('*/')
                         if p.is_dir()) or [f'{c.out}/results/*/']
-    _, out = c.capture(lib.perf_aux('results', 'summary', *runs, '--report',
-                                    f'{c.out}/report.md'))
+    _, out = c.capture(lib.perf_aux('results', 'summary', *runs, '--report', f'{c.out}/report.md'))
     if out:  # Its closing line, not to be taken for the tier's own.
         print(re.sub(r'(?m)^(?=[0-9]* passed, )', 'suites: ', out))
     passed, failed, skipped = c.counts

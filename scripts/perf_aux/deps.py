@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""What the pipeline needs from Debian, only what is missing: packages, linux-source-BASE and an
-arm64 root filesystem (those two through a private apt: the machine's is never changed)."""
+"""What the pipeline needs from Debian and lacks (sources and arm64 roots by a private apt)."""
 
 import functools
 import glob
@@ -135,12 +134,14 @@ def fetch_lava_files() -> None:
 
 def fetch_base(base: str) -> None:
     """The base's source in the cache, its Debian version in .perf_aux-debian."""
-    lib.check_base(base)
+    lib.check('BASE', base, lib.BASES)
     cache, pkg = lib.cache(), f'linux-source-{base}'
     dst, tmp = f'{cache}/src/{base}', f'{cache}/src/.extract.{os.getpid()}'
     if os.path.isfile(f'{dst}/.perf_aux-debian'):
         return
-    deb = download(pkg, f'{cache}/debs', lib.base_suite(base), again=True)
+    # linux-source-BASE's Debian suite ('': the machine's own).
+    suite = {'6.12': '', '7.2': 'sid'}.get(base, 'experimental')
+    deb = download(pkg, f'{cache}/debs', suite, again=True)
     version = text(['dpkg-deb', '-f', deb, 'Version'])
     if base == '6.12' and run(['dpkg', '--compare-versions', version.split('-')[0], 'lt',
                                lib.MIN_DEBIAN]).returncode == 0:
@@ -178,8 +179,7 @@ def unpack_arm64(suite: str, packages: Sequence[str], d: str) -> int:
     return len(found)
 
 def fetch_testdefs_rootfs() -> None:
-    """The root filesystem of KernelCI's trixie-kselftest, from trixie's arm64 packages (again
-    where one is missing)."""
+    """KernelCI's trixie-kselftest root filesystem, unpacked again where a package is missing."""
     d = f'{lib.cache()}/rootfs/trixie-arm64'
     listed = Path(d, '.perf_aux-packages')
     if not listed.is_file() or \
@@ -194,7 +194,7 @@ def main(targets: List[str]) -> int:
         if target in ('lava', 'lab', 'kunitpy'):
             packages += {'lava': LAVA, 'lab': LAVA + LAB, 'kunitpy': ARM64 + X86 + KUNITPY}[target]
         elif not target.startswith('base-') and target != 'testdefs':
-            packages += ARM64 if lib.check_target(target).startswith('arm64-') else X86
+            packages += X86 if lib.check('TARGET', target, lib.TARGETS) == 'x86_64' else ARM64
     install(packages)
     for target in targets:
         if target.startswith('arm64-'):

@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The kselftest boot: the selftests built static, with busybox and scripts/initramfs/init in an
-initramfs (gen_init_cpio: no root), or KSELFTEST_ROOTFS=DIR's Debian root as KernelCI has it."""
+"""The kselftest boot: static selftests in a busybox initramfs, or in KSELFTEST_ROOTFS."""
 
 import os
 import shutil
@@ -54,8 +53,7 @@ def selftests(b: Build, targets: str) -> int:
     return 0
 
 def cpio_entries(top: str, dest: str, mode: str = '') -> List[str]:
-    """gen_init_cpio's entries of what is under TOP at DEST, links left out, files in MODE (or
-    their own)."""
+    """gen_init_cpio's lines of TOP's files at DEST, links left out, in MODE (else their own)."""
     paths = [(f, os.path.join(top, f)) for f in entries(top) if not os.path.islink(f'{top}/{f}')]
     return [f'dir {dest}/{f} 0755 0 0' if os.path.isdir(path) else
             f"file {dest}/{f} {path} {mode or format(os.stat(path).st_mode & 0o7777, 'o')} 0 0"
@@ -128,7 +126,7 @@ def kselftest(r: Run, log: str) -> int:
     env = os.environ
     rootfs = env.get('KSELFTEST_ROOTFS', '')
     b = Build(r.tree, os.path.join(r.tree, lib.build_dir(r.target, r.variant)),
-              lib.target_arch(r.target), lib.target_cross(r.target))
+              *lib.target_arch(r.target))
     busybox = os.path.join(lib.cache(), 'busybox/arm64/busybox') \
         if r.target.startswith('arm64-') else '/bin/busybox'
     if not os.access(busybox, os.X_OK):

@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The kernel build and the KUnit boot with the tree's own kunit.py (the build serves the
-kselftest boot too); and kunit.py run as its users run it (kunit --series)."""
+"""The kernel build and KUnit boot by the tree's kunit.py; kunit.py as users run it."""
 
 import hashlib
 import json
@@ -12,9 +11,9 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Sequence, Tuple
 
 from . import lib
-from .lib import DEVNULL, KUNIT_PY, PIPE, Run, run, status
+from .lib import DEVNULL, KUNIT_PY, PIPE, Run, read, run, status
 from .shell import stage
-from .tree import cat, seed_build, write_line
+from .tree import seed_build
 
 # kunit --series: kunit.py's architectures and their Debian cross compilers.
 KUNITPY_CROSS = {'x86_64': '', 'arm64': 'aarch64-linux-gnu-', 'riscv': 'riscv64-linux-gnu-',
@@ -27,7 +26,6 @@ SERIES_SUITES = (('kernel/events/ring_buffer_kunit.kunitconfig', 'perf_aux_alloc
 EXEC_SECONDS = 900
 # Where the architecture has huge vmap: the granule suite runs with the reference large vmap.
 REFERENCE_ARCHS = ('x86_64', 'arm64', 'riscv', 'powerpc')
-JOBS = len(os.sched_getaffinity(0))
 
 def without_kvm(argv: Sequence[str]) -> List[str]:
     """ARGV with /dev/kvm hidden (nested KVM killed the x86_64 guest): under TCG."""
@@ -38,8 +36,7 @@ def without_kvm(argv: Sequence[str]) -> List[str]:
 
 def kunit_py(build: str, log: str, args: Sequence[str], cwd: str, cross: str = '') -> int:
     """kunit.py ARGS in tree CWD with build directory BUILD and ccache, its output in LOG."""
-    opts = {'run': [f'--jobs={JOBS}', '--timeout=900'], 'build': [f'--jobs={JOBS}'],
-            'exec': ['--timeout=900']}.get(args[0], [])
+    opts = ['--timeout=900'] if args[0] in ('run', 'exec') else []
     return status(without_kvm(['timeout', '1800', 'python3', KUNIT_PY, *args,
                                f'--build_dir={build}', *opts,
                                f'--make_options=CC=ccache {cross}gcc']),
@@ -56,7 +53,7 @@ def ccache_line(stats: str) -> str:
 
 def stack_erase_option(tree: str) -> str:
     """KSTACK_ERASE since 6.16, GCC_PLUGIN_STACKLEAK before (for kmemleak)."""
-    kconfig = cat(os.path.join(tree, 'security/Kconfig.hardening'))
+    kconfig = read(os.path.join(tree, 'security/Kconfig.hardening'))
     return 'CONFIG_KSTACK_ERASE' if re.search(r'^config KSTACK_ERASE$', kconfig, re.M) else \
         'CONFIG_GCC_PLUGIN_STACKLEAK'
 
@@ -98,7 +95,7 @@ def kunit_build(tree: str, log: str, args: Sequence[str], env: Dict[str, str]) -
 def kunit_exec(tree: str, log: str, args: Sequence[str]) -> int:
     rc = run(without_kvm(['timeout', str(EXEC_SECONDS), 'python3', KUNIT_PY, 'exec', *args]),
              log=log, cwd=tree).returncode
-    for line in cat(log).splitlines():
+    for line in read(log).splitlines():
         if VERDICT.match(line):
             print(line)
     return rc
@@ -106,7 +103,7 @@ def kunit_exec(tree: str, log: str, args: Sequence[str]) -> int:
 def kunit(r: Run, log: str, check: str = '') -> int:
     """R's kernel built (once per CHECK), KUnit booted: 0 passed, 1 failed, 2 no build."""
     tree, build = r.tree, lib.build_dir(r.target, r.variant)
-    arch, cross = lib.target_arch(r.target), lib.target_cross(r.target)
+    arch, cross = lib.target_arch(r.target)
     common = [f'--arch={arch}', f'--build_dir={build}',
               *([f'--cross_compile={cross}'] if cross else [])]
     configs = [f'--kunitconfig={c}' for c in config_files(
@@ -127,18 +124,17 @@ def kunit(r: Run, log: str, check: str = '') -> int:
     key = build_key(tree, [*common, *configs], check)
     built = os.path.join(tree, build, BUILT)
     what = f'build {lib.tree_name(r.kernel, r.base)} {build}'
-    if key and cat(built) == key:
+    if key and read(built) == key + '\n':
         print(f'{what}: built earlier in this check, unchanged')
     else:
         Path(built).unlink(missing_ok=True)
-        if stage(what, kunit_build, tree, f'{log}.build', [*common, f'--jobs={JOBS}', *configs],
-                 env):
+        if stage(what, kunit_build, tree, f'{log}.build', [*common, *configs], env):
             return 2
         if key:
-            write_line(built, key)
-    # After kunit.py's own -m and -cpu, which they override.
+            Path(built).write_text(key + '\n')
+    # After kunit.py's own -m and -cpu, which they override; at 64K 8 GiB runs the PMD shapes.
     kargs = [*kernel_args(tree, r.variant, r.kargs),
-             f'--qemu_args=-m {lib.kunit_memory_mib(r.target)}',
+             f"--qemu_args=-m {8192 if r.target == 'arm64-64k' else lib.GUEST_MEMORY_MIB}",
              *([f'--qemu_args=-cpu {lib.ARM64_QEMU_CPU}'] if arch == 'arm64' else [])]
     rc = stage(f'KUnit {r.name}', kunit_exec, tree, f'{log}.exec',
                [*common, '--timeout=600', *kargs])
@@ -149,7 +145,7 @@ def kunit(r: Run, log: str, check: str = '') -> int:
 
 def summary(log: str) -> str:
     """kunit.py's verdict, or the reason it stopped."""
-    lines = cat(log).splitlines()
+    lines = read(log).splitlines()
     verdict = ' '.join(line[11:] for line in lines if VERDICT.match(line))
     return verdict or next((line for line in lines if re.search(
         r'error|not satisfied|missing', line, re.I)), lines[-1] if lines else '')
@@ -179,8 +175,7 @@ def kernelci_results(path: str, suites: Sequence[str]) -> Tuple[List[str], bool]
     return lines, ok
 
 def series_runs(base: str) -> int:
-    """kunit.py in the series tree as its users run it (every architecture, UML, KernelCI's
-    kunit-x86_64): 1 if a run that should pass did not."""
+    """kunit.py in the series tree as its users run it: 1 if a run that should pass did not."""
     tree, ref = f'{lib.cache()}/series/{base}/tree', f'{lib.cache()}/series/{base}/reference-tree'
     dirs, out = f'{lib.cache()}/kunitpy', f'{lib.out()}/kunitpy'
     if not os.access(os.path.join(tree, KUNIT_PY), os.X_OK):
@@ -208,7 +203,7 @@ def series_runs(base: str) -> int:
                        *([f'--cross_compile={cross}'] if cross else [])], where, cross)
         if name == 'um-perf_aux_alloc':
             # UML has no perf events: kunit.py refuses, and says why.
-            missing = next((line for line in cat(f'{out}/{name}.log').splitlines()
+            missing = next((line for line in read(f'{out}/{name}.log').splitlines()
                             if line.startswith('Missing:')), '')
             print(f'kunit.py run (UML) --kunitconfig={kc}: rc={rc}: UML has no perf events: '
                   f'kunit.py: {missing}')
@@ -247,6 +242,6 @@ def main(argv: List[str]) -> int:
         return series_runs(base)
     if len(argv) < 4:
         lib.die('usage: python3 -m perf_aux kunit NAME TARGET VARIANT LOG [KERNEL_ARG...]')
-    r = Run(argv[0], base, lib.check_target(argv[1]),
+    r = Run(argv[0], base, lib.check('TARGET', argv[1], lib.TARGETS),
             lib.check('VARIANT', argv[2], lib.VARIANTS), tuple(argv[4:]))
     return kunit(r, argv[3], env.get('PERF_AUX_CHECK_ID', ''))

@@ -14,8 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.abspath(f'{__file__}/../../..')
 # Kernel bases: Debian's linux-source-<base>; the first is the default.
 BASES = ('7.3', '7.2', '6.12')
 TARGETS = ('arm64-4k', 'arm64-16k', 'arm64-64k', 'x86_64')
@@ -39,7 +38,6 @@ REPORT = re.compile(r'BUG:|WARNING:|UBSAN:|Internal error: Oops|'
 
 class Error(Exception):
     """A step that cannot go on: its message was printed; exit STATUS."""
-
     def __init__(self, message: str, status: int = 2) -> None:
         super().__init__(message)
         self.status = status
@@ -57,8 +55,7 @@ def run(argv: Sequence[str], cwd: Optional[str] = None,
         stdin=None, stdout=None, stderr=None, input: Optional[bytes] = None,
         timeout: Optional[float] = None, check: bool = False,
         what: str = '') -> 'subprocess.CompletedProcess[str]':
-    """ARGV with ENV added, its output in LOG (2>&1) or STDOUT, STDERR (PIPE:
-    text); 124 past TIMEOUT; a failure raises Error (CHECK; WHAT printed)."""
+    """ARGV with ENV added, output in LOG (2>&1) or STDOUT, STDERR; 124 past TIMEOUT."""
     sys.stdout.flush()
     try:
         with open(log, 'wb') if log is not None else nullcontext() as f:
@@ -91,10 +88,6 @@ def show(data: bytes) -> None:
 def collated(names) -> List[str]:
     return sorted(names, key=locale.strxfrm)
 
-def kunit_memory_mib(target: str) -> int:
-    """The KUnit boot's memory: at 64K, 8 GiB runs the PMD shapes."""
-    return 8192 if target == 'arm64-64k' else GUEST_MEMORY_MIB
-
 def cache() -> str:
     """Trees, builds and ccache: a fixed path outside the clone."""
     return os.environ.get('PERF_AUX_CACHE') or '/var/cache/perf_aux'
@@ -104,31 +97,19 @@ def out() -> str:
 
 def exports() -> Dict[str, str]:
     """ccache's settings for every build (trees at other paths share)."""
-    return {'CCACHE_DIR': f'{cache()}/ccache', 'CCACHE_NOHASHDIR': '1',
-            'CCACHE_MAXSIZE': '8G'}
+    return {'CCACHE_DIR': f'{cache()}/ccache', 'CCACHE_NOHASHDIR': '1', 'CCACHE_MAXSIZE': '8G'}
 
 def default_base() -> str:
     return BASES[0]
 
 def unknown(what: str, value: str, allowed: Sequence[str]) -> str:
     """The complaint about a selector VALUE not among ALLOWED, or ''."""
-    return '' if value in allowed else \
-        f"unknown {what}='{value}' (one of: {' '.join(allowed)})"
+    return '' if value in allowed else f"unknown {what}='{value}' (one of: {' '.join(allowed)})"
 
 def check(what: str, value: str, allowed: Sequence[str]) -> str:
     if value not in allowed:
         die(unknown(what, value, allowed))
     return value
-
-def check_target(target: str) -> str:
-    return check('TARGET', target, TARGETS)
-
-def check_base(base: str) -> str:
-    return check('BASE', base, BASES)
-
-def base_suite(base: str) -> str:
-    """The Debian suite of linux-source-BASE ('': the machine's own)."""
-    return {'6.12': '', '7.2': 'sid'}.get(base, 'experimental')
 
 def version_base(version: str) -> str:
     m = re.match(r'^([0-9]+\.[0-9]+)', version)
@@ -137,10 +118,8 @@ def version_base(version: str) -> str:
 def base_patches(base: str) -> str:
     return f'{ROOT}/scripts/patches/{base}'
 
-def perf_aux(verb: str, *args: str, python: str = 'python3',
-             module: str = 'perf_aux') -> List[str]:
-    return ['env', f'PYTHONPATH={ROOT}/scripts', python, '-m', module, verb,
-            *args]
+def perf_aux(verb: str, *args: str, python: str = 'python3', module: str = 'perf_aux') -> List[str]:
+    return ['env', f'PYTHONPATH={ROOT}/scripts', python, '-m', module, verb, *args]
 
 def variant_build(variant: str) -> str:
     """The configuration a variant builds: soak boots sanitize's."""
@@ -177,8 +156,7 @@ def granule_strict(kernel: str, variant: str) -> bool:
             or variant in ('strict', 'nohugevmalloc'))
 
 def build_dir(target: str, variant: str) -> str:
-    return f'.build-{target}' + (f'-{variant_build(variant)}'
-                                 if variant_config(variant) else '')
+    return f'.build-{target}' + (f'-{variant_build(variant)}' if variant_config(variant) else '')
 
 def read(path: str) -> str:
     """PATH's text, '' where there is none."""
@@ -189,8 +167,7 @@ def read(path: str) -> str:
 
 def vmalloc_args(tree: str, mode: str) -> List[str]:
     """test_vmalloc's parameters: "bench" TREE's vmap benchmark alone."""
-    cases = re.findall(r'(?m)^\s*\{ "([a-z0-9_]+)",',
-                       read(f'{tree}/lib/test_vmalloc.c'))
+    cases = re.findall(r'(?m)^\s*\{ "([a-z0-9_]+)",', read(f'{tree}/lib/test_vmalloc.c'))
     if mode == 'bench' and 'vmap_contig_chunks_test' in cases:
         mask = 1 << cases.index('vmap_contig_chunks_test')
         return [f'test_vmalloc.run_test_mask={mask}',
@@ -200,27 +177,23 @@ def vmalloc_args(tree: str, mode: str) -> List[str]:
 
 def console_reports(*logs: str) -> List[str]:
     """The kernel's reports in console logs, once each, sorted."""
-    return collated({line for log in logs for line in read(log).split('\n')
-                     if REPORT.search(line)})
+    return collated({line for log in logs for line in read(log).split('\n') if REPORT.search(line)})
 
 def run_reports(run: str) -> List[str]:
     logs = f'{out()}/logs/{run}'
     return console_reports(f'{logs}-kunit.log', f'{logs}-kselftest.log')
 
 def result_name(kernel: str, base: str, target: str, variant: str) -> str:
-    return f'{kernel}-{base}-{target}' + ('' if variant == 'default'
-                                          else f'-{variant}')
+    return f'{kernel}-{base}-{target}' + ('' if variant == 'default' else f'-{variant}')
 
 def tree_name(kernel: str, base: str) -> str:
     """<base>-<kernel>, "custom", or <base>-series for any series."""
     return 'custom' if kernel == 'custom' else \
         f"{base}-{'series' if kernel.startswith('series-') else kernel}"
 
-def target_arch(target: str) -> str:
-    return 'arm64' if target.startswith('arm64-') else 'x86_64'
-
-def target_cross(target: str) -> str:
-    return 'aarch64-linux-gnu-' if target.startswith('arm64-') else ''
+def target_arch(target: str) -> Tuple[str, str]:
+    """The kernel's ARCH and CROSS_COMPILE for TARGET."""
+    return ('arm64', 'aarch64-linux-gnu-') if target.startswith('arm64-') else ('x86_64', '')
 
 def tree_version(src: str) -> str:
     return text(['make', '-s', '-C', src, 'kernelversion'], stderr=DEVNULL)
@@ -232,8 +205,8 @@ def patched_files(*patches: str) -> List[str]:
                          r'(?m)^--- (\S+).*\n\+\+\+ (\S+)', read(patch))})
 
 def base_repo(src: str, repo: str, message: str, *files: str,
-              env: Optional[Dict[str, str]] = None) -> None:
-    """A git repository REPO of SRC's FILES, committed, tagged "base"."""
+              env: Optional[Dict[str, str]] = None) -> List[str]:
+    """A git repository REPO of SRC's FILES, committed, tagged "base"; git in it."""
     shutil.rmtree(repo, ignore_errors=True)
     os.makedirs(repo)
     git = ['git', '-C', repo, '-c', 'user.name=perf_aux',
@@ -243,9 +216,9 @@ def base_repo(src: str, repo: str, message: str, *files: str,
         if os.path.isfile(f'{src}/{f}'):
             os.makedirs(os.path.dirname(f'{repo}/{f}'), exist_ok=True)
             shutil.copy(f'{src}/{f}', f'{repo}/{f}')
-    for args in (['add', '-A'], ['commit', '-q', '--allow-empty', '-m',
-                                 message], ['tag', 'base']):
+    for args in (['add', '-A'], ['commit', '-q', '--allow-empty', '-m', message], ['tag', 'base']):
         run([*git, *args], check=True, env=env)
+    return git
 
 def series_mails(series: str) -> List[str]:
     """An mbox, or a directory's patches in order but cover letters."""
@@ -268,16 +241,12 @@ def series_subject(series: str) -> str:
     subject = mail.get('Subject') or ''
     return re.sub(r'[ \t]+', ' ', re.sub(r'\r?\n', '', str(subject)))
 
-def series_version(series: str) -> str:
-    """v<N> of "[PATCH vN ...]", v1 without one."""
-    m = re.match(r'^\[[^\]]*\bv([0-9]+)\b[^\]]*\]', series_subject(series))
-    return f"v{m.group(1) if m else 1}"
-
 def kernel_name(kernel: str, series: str = '', src: str = '') -> str:
-    """The kernel of result paths: "custom", "series-vN" or KERNEL."""
+    """The kernel of result paths: "custom", "series-vN" ("[PATCH vN ...]", v1) or KERNEL."""
     if src or not series or kernel != 'reference':
         return 'custom' if src else kernel
-    return f'series-{series_version(series)}'
+    m = re.match(r'^\[[^\]]*\bv([0-9]+)\b[^\]]*\]', series_subject(series))
+    return f"series-v{m.group(1) if m else 1}"
 
 @dataclass(frozen=True)
 class Run:
@@ -305,13 +274,8 @@ class Run:
     def log(self, what: str) -> str:
         return f'{out()}/logs/{self.name}-{what}.log'
 
-    def env(self) -> Dict[str, str]:
-        return {'BASE': self.base, 'TARGET': self.target,
-                'KERNEL_SRC': self.src, 'SERIES': self.series}
-
     def save(self) -> None:
-        Path(self.results, 'run.json').write_text(
-            json.dumps(asdict(self), indent=1) + '\n')
+        Path(self.results, 'run.json').write_text(json.dumps(asdict(self), indent=1) + '\n')
 
 def env_run(env=None, **given) -> Run:
     """The Run of make's selectors (in ENV) but those GIVEN, checked."""
@@ -323,12 +287,11 @@ def env_run(env=None, **given) -> Run:
                     env.get('KERNEL_SRC', ''), env.get('SERIES', '')), **given)
     if r.src and r.series:
         die('SERIES and KERNEL_SRC: one or the other')
-    check_target(r.target)
+    check('TARGET', r.target, TARGETS)
     check('VARIANT', r.variant, VARIANTS)
-    if not r.src and r.kernel != 'mutant' and \
-            not r.kernel.startswith('series-'):
+    if not r.src and r.kernel != 'mutant' and not r.kernel.startswith('series-'):
         check('KERNEL', r.kernel, KERNELS)
     base = version_base(tree_version(r.src)) if r.src else \
-        check_base(r.base or default_base())
+        check('BASE', r.base or default_base(), BASES)
     return replace(r, kernel=kernel_name(r.kernel, r.series, r.src),
                    base=base or default_base(), kargs=tuple(r.kargs))

@@ -17,8 +17,7 @@ def expectation(res: str, suite: str, failure: Optional[bool] = False,
                 **floors) -> Tuple[bool, str]:
     """Whether SUITE of RES is as Expectation(FAILURE, FLOORS), and why."""
     try:
-        return verdicts.expect(res, suite,
-                               verdicts.Expectation(failure, **floors))
+        return verdicts.expect(res, suite, verdicts.Expectation(failure, **floors))
     except Exception as e:  # noqa: BLE001 (a crash is a verdict too)
         return False, f'{suite}: {e!r}'
 
@@ -58,10 +57,8 @@ def job(r: Run, check: str = '') -> int:
     # A report outside every test's window fails the run too.
     reports = shown(lib.run_reports(r.name))
     if reports:
-        print(f'{r.name}: {len(reports)} kernel reports on its consoles',
-              flush=True)
-    return results('summary', r.results, '--report',
-                   f'{lib.out()}/report.md') or int(bool(reports))
+        print(f'{r.name}: {len(reports)} kernel reports on its consoles', flush=True)
+    return results('summary', r.results, '--report', f'{lib.out()}/report.md') or int(bool(reports))
 
 def main(argv: List[str]) -> int:
     return job(lib.env_run())
@@ -89,7 +86,8 @@ def repeat(r: Run, rounds: int) -> int:
     def boot(verb: str, log: str, *args: str) -> None:
         status(lib.perf_aux(verb, r.kernel, r.target, r.variant,
                             f'{d}/logs/{log}.log', *r.kargs, *args),
-               stdout=DEVNULL, env=r.env())
+               stdout=DEVNULL, env={'BASE': r.base, 'TARGET': r.target,
+                                    'KERNEL_SRC': r.src, 'SERIES': r.series})
     boot('kselftest', 'one-boot', f'perf_aux.repeat={rounds}')
     split_rounds(f'{d}/logs/one-boot.log', f'{d}/logs')
     for i in range(1, rounds + 1):
@@ -117,8 +115,7 @@ def evidence_main(argv: List[str]) -> int:
     r = lib.env_run()
     stock = lib.result_name('stock', r.base, r.target, r.variant)
     out = f'{lib.out()}/evidence-{r.name}.txt'
-    rc = results('evidence', '--out', out, r.results,
-                 f'{lib.out()}/results/{stock}')
+    rc = results('evidence', '--out', out, r.results, f'{lib.out()}/results/{stock}')
     if rc == 0:
         lib.show(Path(out).read_bytes())
     return rc

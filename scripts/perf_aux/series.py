@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make series and make fixes: the suite as the patch series it would be posted as against BASE
-(docs/upstream.md), and what a maintainer tries first on them."""
+"""make series and make fixes: the suite as the patch series posted against BASE."""
 
 import contextlib
 import email.utils
@@ -15,8 +14,7 @@ from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import deps, kunit, lib
-from .lib import DEVNULL, PIPE, STDOUT, collated, die, run, text
-from .tree import cat
+from .lib import DEVNULL, PIPE, STDOUT, collated, die, read, run, text
 
 ROOT = lib.ROOT
 SERIES_DIR = f'{ROOT}/scripts/series'
@@ -69,9 +67,6 @@ class Series:
     def git(self, repo: str, *args: str, **kw):
         return run(['git', '-C', repo, '-c', 'core.autocrlf=false', '-c', 'commit.gpgsign=false',
                     *args], env=self.env, **kw)
-
-def read(path: str) -> str:
-    return Path(path).read_text(errors='surrogateescape')
 
 def check_line(rc: int, what: str, verb: str = 'series') -> str:
     return f"{'ok' if rc == 0 else 'not ok'} - {verb}: {what}"
@@ -178,16 +173,12 @@ def filter_makefile(makefile: str, present) -> str:
             if line.startswith('#') or all(present(name) for name in makefile_names(line))]
     return '\n'.join(kept).rstrip('\n') + '\n'
 
-def filter_config(config: str) -> str:
-    """The kselftest CONFIG less the extended suite's options."""
-    return config.split(EXTENDED_CONFIG, 1)[0]
-
 def ksft_file(repo: str, f: str) -> str:
-    """The project's file F as the kselftest files in REPO so far have it."""
+    """The project's file F as the kselftest files in REPO so far have it (config: the series')."""
     mine = read(f'{ROOT}/{f}')
     if f == f'{KSFT}/Makefile':
         return filter_makefile(mine, lambda name: os.path.exists(f'{repo}/{KSFT}/{name}'))
-    return filter_config(mine) if f == f'{KSFT}/config' else mine
+    return mine.split(EXTENDED_CONFIG, 1)[0] if f == f'{KSFT}/config' else mine
 
 def add_part(s: Series, repo: str, n: int, part: Part) -> None:
     """Commit N of the series: PART's hook-up and files."""
@@ -214,11 +205,6 @@ def add_part(s: Series, repo: str, n: int, part: Part) -> None:
 
 def group_dir(s: Series, k: int, group: Group) -> str:
     return f'{s.out}/{k}-{group.name}'
-
-def group_mails(out: str) -> List[str]:
-    """The patches in OUT, without the cover letter."""
-    return [p for p in collated(str(p) for p in Path(out).glob('0*.patch'))
-            if not p.endswith('/0000-cover-letter.patch')]
 
 def series_base(s: Series, repo: str) -> None:
     """A repository of the pristine files the series changes."""
@@ -247,7 +233,7 @@ def make_series(s: Series) -> None:
         s.git(repo, 'format-patch', '-q', '--cover-letter', '--cover-from-description=subject',
               '--no-signature', '-o', out, f'{previous}..{group.name}', check=True)
         previous = group.name
-        mails = group_mails(out)
+        mails = lib.series_mails(out)
         added = sum(a for m in mails for a, _ in numstat(m))
         total += added
         print(f"series {k}, {group.name}: {len(mails)} patches, {added} added lines, in "
@@ -257,15 +243,12 @@ def make_series(s: Series) -> None:
             print(f"  {os.path.basename(patch):<58} {m.group(0) if m else '-'}")
     print(f'series: {total} added lines in all')
 
-def checkpatch_totals(output: str) -> str:
-    """The "total: " lines of checkpatch's OUTPUT, less that word."""
-    return '\n'.join(line[7:] for line in output.splitlines() if line.startswith('total: '))
-
 def checkpatch(src: str, patch: str) -> Tuple[int, str]:
     """checkpatch --strict of PATCH in SRC (Fixes: ids need git history): status, check line."""
     argv = ['perl', 'scripts/checkpatch.pl', '--strict',
             *([] if os.path.isdir(f'{src}/.git') else ['--ignore=UNKNOWN_COMMIT_ID'])]
-    totals = checkpatch_totals(text([*argv, patch], cwd=src, stderr=STDOUT))
+    totals = '\n'.join(line[7:] for line in text([*argv, patch], cwd=src, stderr=STDOUT)
+                       .splitlines() if line.startswith('total: '))
     rc = 0 if totals.startswith('0 errors, 0 warnings, 0 checks, ') else 1
     if rc:
         print(''.join(run([*argv, '--terse', patch], cwd=src, stdout=PIPE).stdout
@@ -306,7 +289,7 @@ def check_am(s: Series, patches: Sequence[str]) -> None:
         return
     dirs = {g.name: group_dir(s, k, g) for k, g in enumerate(s.groups, 1)}
     for group in s.groups:
-        mails = [m for name in (*group.needs, group.name) for m in group_mails(dirs[name])]
+        mails = [m for name in (*group.needs, group.name) for m in lib.series_mails(dirs[name])]
         result(git_am(s, repo, 'group', mails, log), f'series {group.name}: git am onto '
                f"{' + '.join(['base', *group.needs])}, no other series")
     s.git(repo, 'am', '--abort', stdout=DEVNULL, stderr=DEVNULL)
@@ -432,7 +415,7 @@ def check_tree(s: Series, patches: Sequence[str]) -> None:
 
 def setup(kernel_prefixes: bool = False) -> Series:
     """The series of BASE (its source unpacked if missing), the commits' identity set."""
-    base = lib.check_base(os.environ.get('BASE') or lib.default_base())
+    base = lib.check('BASE', os.environ.get('BASE') or lib.default_base(), lib.BASES)
     src = f'{lib.cache()}/src/{base}'
     if not os.path.isdir(src):
         with contextlib.redirect_stdout(io.StringIO()):
@@ -440,7 +423,7 @@ def setup(kernel_prefixes: bool = False) -> Series:
     who = author()
     s = Series(base, src, f'{lib.cache()}/series/{base}', f'{lib.out()}/series/{base}',
                lib.base_patches(base), *parse(read(f'{SERIES_DIR}/parts')),
-               lib.tree_version(src), cat(f'{src}/.perf_aux-debian') or 'unknown',
+               lib.tree_version(src), read(f'{src}/.perf_aux-debian').rstrip() or 'unknown',
                kernel_prefixes, who, identity(who))
     os.makedirs(s.work, exist_ok=True)
     return s
@@ -450,7 +433,8 @@ def main(argv: List[str]) -> int:
     s = setup(argv[:2] == ['--check', '--kernel-prefixes'])
     make_series(s)
     if argv[:1] == ['--check']:
-        patches = [p for k, g in enumerate(s.groups, 1) for p in group_mails(group_dir(s, k, g))]
+        patches = [p for k, g in enumerate(s.groups, 1)
+                   for p in lib.series_mails(group_dir(s, k, g))]
         for line in size_lines(patches, [numstat(p) for p in patches]):
             print(line)
         for patch in patches:
@@ -467,7 +451,6 @@ def maintainers(src: str, patch: str, *which: str) -> List[str]:
 
 def fixes_main(argv: List[str]) -> int:
     """make fixes: the series' fixes (and their test) on their own in out/fixes/<base>/."""
-    del argv
     s = setup()
     with contextlib.redirect_stdout(io.StringIO()):
         make_series(s)
@@ -481,7 +464,7 @@ def fixes_main(argv: List[str]) -> int:
     s.git(repo, 'format-patch', '-q', '--no-signature', '--cover-letter',
           '--cover-from-description=subject', '-o', out, *[f'--to={a}' for a in to],
           *[f'--cc={a}' for a in cc], 'base..fixes', check=True)
-    patches = group_mails(out)
+    patches = lib.series_mails(out)
     print(f'fixes: {len(patches)} in {os.path.relpath(out, ROOT)} (Linux {s.version}) and a '
           f'cover letter to {len(to)} maintainers, cc {len(cc)}')
     result(0 if to else 1, f"cover letter: To: {', '.join(to) or 'nobody'}", 'fixes')

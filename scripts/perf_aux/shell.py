@@ -19,8 +19,7 @@ def stage_block(name: str) -> Iterator[List[int]]:
         raise
     finally:
         took = int(time.time()) - start
-        print(f'<== {name}: {took} s' + (f', exit {rc[0]}' if rc[0] else ''),
-              flush=True)
+        print(f'<== {name}: {took} s' + (f', exit {rc[0]}' if rc[0] else ''), flush=True)
 
 def stage(name: str, func: Callable[..., int], *args) -> int:
     """FUNC ARGS... as a stage_block; its status."""

@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Kernel trees in $PERF_AUX_CACHE/trees/: a source, the project's overlay and patches, remade when
-its recipe changes and then only in the files that differ (their builds stay incremental)."""
+"""Kernel trees: a source, the overlay and patches, remade in what differs when the recipe does."""
 
 import hashlib
 import os
@@ -12,7 +11,7 @@ from pathlib import Path
 from typing import List, Sequence
 
 from . import lib
-from .lib import DEVNULL, PIPE, Run, collated, die, run
+from .lib import DEVNULL, PIPE, Run, collated, die, read, run
 
 # The project's files and directories the trees get at their kernel paths.
 OVERLAY = ('kernel/events/ring_buffer_kunit.c', 'kernel/events/ring_buffer_kunit_orders.h',
@@ -22,16 +21,6 @@ OVERLAY = ('kernel/events/ring_buffer_kunit.c', 'kernel/events/ring_buffer_kunit
 RECIPE = '.perf_aux-recipe'
 # The trees a new tree starts from, the first made.
 SEEDS = ('reference', 'stock', 'mutant', 'series-')
-
-def cat(path: str) -> str:
-    """PATH's content less its trailing newlines; '' without it."""
-    try:
-        return Path(path).read_text(errors='surrogateescape').rstrip('\n')
-    except OSError:
-        return ''
-
-def write_line(path: str, line: str) -> None:
-    Path(path).write_text(line + '\n', errors='surrogateescape')
 
 def walk(top: str) -> List[str]:
     """The files and links under TOP, relative to it; its .git left out."""
@@ -80,10 +69,9 @@ def series_am(src: str, cache: str, base: str, series: str) -> int:
     mails = lib.series_mails(series)
     if not mails or not os.path.exists(mails[0]) or os.path.getsize(mails[0]) == 0:
         die(f'SERIES={series} holds no patch')
-    lib.base_repo(src, repo, 'base', *lib.patched_files(*mails))
-    git = ['git', '-C', repo, '-c', 'user.name=perf_aux', '-c', 'user.email=perf_aux@localhost']
+    git = lib.base_repo(src, repo, 'base', *lib.patched_files(*mails))
     if run([*git, 'am', '--empty=drop', *mails], log=repo + '.log').returncode:
-        log = cat(repo + '.log') + '\n'
+        log = read(repo + '.log')
         sys.stderr.write(log)
         failed = [line[16:] for line in log.split('\n') if line.startswith('Patch failed at ')]
         die(f"SERIES={series} does not apply to {base}: {failed[0] if failed else ''}")
@@ -103,8 +91,7 @@ def patch_list(name: str, mutant: str, cache: str, base: str) -> List[str]:
     return found + ([mutant] if mutant else [])
 
 def recipe(root: str, src: str, version: str, name: str, patches: Sequence[str]) -> str:
-    """A hash of the source, its version (a user's state), the patches (by their path in the
-    project where they are in it) and the overlay's regular files, with their content."""
+    """A hash of the source, version (a user's state), patches and overlay files, and content."""
     digest = hashlib.sha256(os.fsencode(f'{src} {version}\n'))
     if name == 'custom':
         digest.update(tree_state(src))
@@ -149,7 +136,7 @@ def staged_content(root: str, src: str, stage: str, patches: Sequence[str]) -> N
 
 def restore_unstaged(src: str, tree: str, old: str, new: str) -> None:
     """The files listed in OLD and not in NEW back to SRC's content (or away)."""
-    for path in collated(set(cat(old).split('\n')) - set(cat(new).split('\n')) - {''}):
+    for path in collated(set(read(old).split('\n')) - set(read(new).split('\n')) - {''}):
         if os.path.isfile(src + path) or os.path.islink(src + path):
             run(['rsync', '-lc', src + path, tree + path], check=True)
         elif os.path.isfile(tree + path):
@@ -158,9 +145,8 @@ def restore_unstaged(src: str, tree: str, old: str, new: str) -> None:
 def sync_tree(name: str, src: str, tree: str, staging: str) -> None:
     """TREE made SRC plus STAGING, by content: only files that differ get a new mtime."""
     staged = os.path.join(tree, '.perf_aux-staged')
-    stamp = f"{src} {cat(os.path.join(src, '.perf_aux-debian'))} {lib.tree_version(src)}"
-    if name != 'custom' and os.path.isfile(staged) and \
-            cat(os.path.join(tree, '.perf_aux-src')) == stamp:
+    stamp = f"{src} {read(f'{src}/.perf_aux-debian').rstrip()} {lib.tree_version(src)}\n"
+    if name != 'custom' and os.path.isfile(staged) and read(f'{tree}/.perf_aux-src') == stamp:
         # A Debian source never changes: only what was staged can differ.
         restore_unstaged(src, tree, staged, staging + '.files')
     else:
@@ -169,7 +155,7 @@ def sync_tree(name: str, src: str, tree: str, staging: str) -> None:
             check=True)
     run(['rsync', '-rlc', staging + '/', tree + '/'], check=True)
     shutil.copyfile(staging + '.files', staged)
-    write_line(os.path.join(tree, '.perf_aux-src'), stamp)
+    Path(tree, '.perf_aux-src').write_text(stamp)
 
 def source(r: Run, cache: str):
     """The source of R's tree, its base and its origin in words."""
@@ -189,7 +175,7 @@ def source(r: Run, cache: str):
     if not os.path.isfile(os.path.join(src, '.perf_aux-debian')):
         die(f'no source for base {r.base} (run PYTHONPATH=scripts python3 -m perf_aux deps '
             f'base-{r.base})')
-    origin = f"Debian linux-source-{r.base} {cat(os.path.join(src, '.perf_aux-debian'))}"
+    origin = f"Debian linux-source-{r.base} {read(f'{src}/.perf_aux-debian').rstrip()}"
     if name.startswith('series-'):
         count = series_am(src, cache, r.base, r.series)
         origin += f' + series "{lib.series_subject(r.series)}" ({count} patches)'
@@ -206,9 +192,9 @@ def kernel_tree(r: Run, mutant: str = '') -> int:
     tree = os.path.join(cache, 'trees', lib.tree_name(r.kernel, base))
     version = lib.tree_version(src)
     patches = patch_list(r.kernel, mutant, cache, base)
-    stamp = recipe(lib.ROOT, src, version, r.kernel, patches)
+    stamp = recipe(lib.ROOT, src, version, r.kernel, patches) + '\n'
     print(f'kernel source: {origin}, version {version}')
-    if cat(os.path.join(tree, RECIPE)) == stamp:
+    if read(f'{tree}/{RECIPE}') == stamp:
         print(f'tree {tree} is up to date')
         return 0
     os.makedirs(os.path.join(cache, 'trees'), exist_ok=True)
@@ -234,8 +220,8 @@ def kernel_tree(r: Run, mutant: str = '') -> int:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         Path(staging + '.files').unlink(missing_ok=True)
-    write_line(os.path.join(tree, '.perf_aux-source'), f'{origin}, version {version}')
-    write_line(os.path.join(tree, RECIPE), stamp)
+    Path(tree, '.perf_aux-source').write_text(f'{origin}, version {version}\n')
+    Path(tree, RECIPE).write_text(stamp)
     return 0
 
 def main(argv: List[str]) -> int:
@@ -243,7 +229,7 @@ def main(argv: List[str]) -> int:
     if not argv:
         die('usage: python3 -m perf_aux kernel-tree NAME [MUTANT.patch]', 1)
     env = os.environ
-    r = Run(argv[0], lib.check_base(env.get('BASE') or lib.default_base()),
+    r = Run(argv[0], lib.check('BASE', env.get('BASE') or lib.default_base(), lib.BASES),
             env.get('TARGET') or 'arm64-4k', src=env.get('KERNEL_SRC', ''),
             series=env.get('SERIES', ''))
     return kernel_tree(r, argv[1] if len(argv) > 1 else '')

@@ -13,7 +13,6 @@ from .shell import stage
 
 class Verdicts:
     """A tier's check lines, counts and stage times; res: its last run's."""
-
     root, bases, targets = lib.ROOT, list(lib.BASES), list(lib.TARGETS)
     default_base = bases[0]
 
@@ -23,8 +22,7 @@ class Verdicts:
         self.stage_times: List[str] = []
         self.environ, self.res = dict(os.environ), ''
         self.out, self.cache = lib.out(), lib.cache()
-        self.catalogue = self.environ.get('PERF_AUX_MUTANTS') or \
-            f'{self.root}/scripts/mutants'
+        self.catalogue = self.environ.get('PERF_AUX_MUTANTS') or f'{self.root}/scripts/mutants'
         self.base = self.environ.get('BASE') or self.default_base
         # One build serves every boot of it in a check (perf_aux.kunit).
         self.check_id = self.environ.get('PERF_AUX_CHECK_ID', '')
@@ -62,8 +60,7 @@ class Verdicts:
         else:
             print(line)
 
-    def line_checks(self, *argv: str,
-                    env: Optional[Dict[str, str]] = None) -> int:
+    def line_checks(self, *argv: str, env: Optional[Dict[str, str]] = None) -> int:
         """ARGV's check lines counted; its failure is one if it had none."""
         rc, out = self.capture(argv, stderr=True, env=env)
         shown = argv[argv.index('-m') + 1:] if '-m' in argv else argv
@@ -85,8 +82,7 @@ class Verdicts:
         """ARGV's status, its output where ours goes (QUIET: nowhere)."""
         if quiet:
             stdout = stderr = lib.DEVNULL
-        return lib.status(argv, env={**self.env(), **(env or {})},
-                          stdout=stdout, stderr=stderr)
+        return lib.status(argv, env={**self.env(), **(env or {})}, stdout=stdout, stderr=stderr)
 
     def capture(self, argv: Sequence[str], stderr: bool = False,
                 cwd: Optional[str] = None,
@@ -116,8 +112,7 @@ class Verdicts:
         self.res = r.results
         return r
 
-    def run_job(self, kernel: str, target: str, variant: str,
-                *args: str) -> None:
+    def run_job(self, kernel: str, target: str, variant: str, *args: str) -> None:
         """make run; no kernel report on its consoles, in a test or not."""
         r = self.job(kernel, target, variant, *args)
         reports = lib.run_reports(r.name)

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import unittest
+from pathlib import Path
 from typing import List
 from unittest import mock
 
@@ -264,8 +265,8 @@ class UnstagedTest(unittest.TestCase):
             with open(path, 'w') as f:
                 f.write(text)
         old, new = os.path.join(work, 'old'), os.path.join(work, 'new')
-        tree.write_line(old, '/kept.c\n/added.c\n/now.c')
-        tree.write_line(new, '/now.c')
+        Path(old).write_text('/kept.c\n/added.c\n/now.c\n')
+        Path(new).write_text('/now.c\n')
         tree.restore_unstaged(src, made, old, new)
         self.assertEqual(['kept.c', 'now.c'], sorted(os.listdir(made)))
         with open(made + '/kept.c') as f:
@@ -458,20 +459,19 @@ class SeriesTest(TreeTestCase):
 
     def test_subject_and_version_name_the_run(self) -> None:
         series = self.make_series('int util2;\n')
-        self.assertEqual(self.lib(series, 'series_subject', 'series_version',
+        self.assertEqual(self.lib(series, 'series_subject',
                                   'kernel_name reference',
                                   'kernel_name stock'), [
-            '[PATCH v4 0/2] *** SUBJECT HERE ***', 'v4', 'series-v4',
-            'stock'])
+            '[PATCH v4 0/2] *** SUBJECT HERE ***', 'series-v4', 'stock'])
 
     def test_version_of_a_single_mbox(self) -> None:
         mbox = os.path.join(self.dir, 'one.mbox')
         with open(mbox, 'w') as f:
             f.write('From x\nSubject: [RFC PATCH v12 1/3] mm/vmalloc: a\n'
                     ' long subject\n\nbody\n')
-        self.assertEqual(self.lib(mbox, 'series_subject', 'series_version'),
+        self.assertEqual(self.lib(mbox, 'series_subject', 'kernel_name reference'),
                          ['[RFC PATCH v12 1/3] mm/vmalloc: a long subject',
-                          'v12'])
+                          'series-v12'])
 
 class SeedBuildTest(unittest.TestCase):
     """A tree's first build at another target starts from a sibling's."""
