@@ -16,10 +16,11 @@ PAGES = ['README.md', 'lava-jobs/README.md', 'integrations/README.md',
                  for p in glob.glob(f'{ROOT}/docs/*.md'))]
 LINK = re.compile(r'\]\(([^)\s]+)\)')
 FENCE = re.compile(r'^```.*?^```', re.M | re.S)
-# A path starting at a top-level directory of the checkout.
+# A path starting at a top-level directory of the checkout (out/ is what
+# runs write, not the checkout's).
 PATH = re.compile(r'(?<![\w./-])((?:%s)/[^\s`\'"()]*)' % '|'.join(
     re.escape(d) for d in sorted(os.listdir(ROOT))
-    if os.path.isdir(os.path.join(ROOT, d)) and d != '.git'))
+    if os.path.isdir(os.path.join(ROOT, d)) and d not in ('.git', 'out')))
 # Files of the kernel tree a run builds, not of the checkout.
 KERNEL_FILES = {'tools/testing/kunit/kunit.py'}
 
