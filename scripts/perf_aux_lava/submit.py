@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Dict, Iterable, Iterator, List, Tuple
 
-from perf_aux_results.ktap import KERNEL
+from perf_aux_results.ktap import KERNEL, parts
 
 from . import Error, generate, kernel_missing, plib, read, stage_build
 from . import testdefs, write_private
@@ -27,8 +27,6 @@ CANCEL_WAIT = 60
 POLL = 5
 # The dispatcher's "start: 3 lava-test-retry (timeout 00:20:00) [common]".
 TEST_ACTION = re.compile(r'start: [0-9]+ lava-test')
-RUN_NAME = re.compile(r'^(reference|stock)-([0-9]+\.[0-9]+)-'
-                      r'(arm64-[0-9]+k|x86_64)(?:-(.+))?$')
 TIMEOUT = 120
 
 class LavaError(Exception):
@@ -142,11 +140,10 @@ class Job:
 
 def run_parts(run: str) -> Tuple[str, str, str, str]:
     """(kernel, base, target, variant) of a run a LAVA job can run."""
-    m = RUN_NAME.match(run)
-    if not m:
+    kernel, base, target, variant = parts(run)
+    if kernel not in ('reference', 'stock') or not base:
         raise Error(f'submit: {run}: not a run name '
                     '<reference|stock>-<base>-<target>[-<variant>]')
-    kernel, base, target, variant = m.group(1, 2, 3) + (m[4] or 'default',)
     problem = (plib.unknown('BASE', base, plib.BASES) or
                plib.unknown('TARGET', target, plib.TARGETS) or
                plib.unknown('VARIANT', variant, plib.VARIANTS))
