@@ -149,6 +149,7 @@ def fetch_base(base: str) -> None:
             'PERF_PMU_CAP_AUX_PREFER_LARGE')
     print(f'unpacking {pkg} {version}')
     shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)  # and src/ itself, on an empty cache
     run(['dpkg-deb', '-x', deb, tmp], what=f'{deb} could not be unpacked')
     run(['tar', '-C', tmp, '-xf', f'{tmp}/usr/src/{pkg}.tar.xz'],
         what=f'{pkg}.tar.xz could not be unpacked')
