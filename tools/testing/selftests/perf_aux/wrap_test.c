@@ -90,8 +90,8 @@ static int wrap_finish(struct __test_metadata *_metadata,
 
 /*
  * Whether the consumer fell so far behind that no tick may have fit (the
- * limit is within a page behind aux_tail, read up to a tick late): a host
- * that starved it, not perf.  Truncating with more room left is wrong.
+ * limit is within a page behind aux_tail, read up to a tick late): a
+ * stalled or starved consumer.  Truncating with more room left is wrong.
  */
 static bool wrap_starved(struct trace_consumer *tc, unsigned long pages)
 {
@@ -137,12 +137,12 @@ TEST_F_TIMEOUT(wrap, keep_up_1000_wraps, 600)
 TEST_F_TIMEOUT(wrap, stalled_consumer_truncated_then_resumed, 120)
 {
 	struct trace_consumer *tc = &self->tc;
+	unsigned long pages = aux_pages(SIXTEEN_PAGES);
 	uint64_t records, bytes;
 	double start = now_s();
 	int ret;
 
-	ret = wrap_open(tc, variant->mode, aux_pages(SIXTEEN_PAGES), 8,
-			500000, self->cpu);
+	ret = wrap_open(tc, variant->mode, pages, 8, 500000, self->cpu);
 	ASSERT_EQ(0, ret);
 	ASSERT_EQ(0, ioctl(tc->b.fd, PERF_EVENT_IOC_ENABLE, 0));
 	/* Stay away until more was generated than the buffer holds. */
@@ -152,6 +152,9 @@ TEST_F_TIMEOUT(wrap, stalled_consumer_truncated_then_resumed, 120)
 	ASSERT_EQ(0, ret)
 		TH_LOG("%s", tc->err);
 	ASSERT_LE(1, tc->truncated)
+		wrap_log(_metadata, tc, now_s() - start);
+	/* Full before TRUNCATED: the unread trace then left no room. */
+	ASSERT_TRUE(wrap_starved(tc, pages))
 		wrap_log(_metadata, tc, now_s() - start);
 	/* Caught up: trace_consume() enables the event again. */
 	records = tc->records;
