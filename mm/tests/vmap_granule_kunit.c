@@ -5,7 +5,7 @@
  * largest block its length and alignment allow.  Each case vmap()s a shape of
  * vmap_granule_kunit.h and checks its granules against the literal table, or
  * lookup, data, NX, vunmap() and set_memory_*().  Where vmap() maps base
- * pages only, granule cases skip unless VMAP_GRANULE_KUNIT_TEST_STRICT.
+ * pages only, granule cases skip unless vmap_granule_kunit.strict=1.
  */
 
 #include <kunit/test.h>
@@ -21,8 +21,13 @@
 #include "../internal.h"
 #include "vmap_granule_kunit.h"
 
-/* Fail, not skip, where vmap() maps smaller than the rules say. */
-static const bool strict = IS_ENABLED(CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT);
+/*
+ * A tree whose vmap() maps contiguous runs large: fail, not skip, where
+ * vmap() maps smaller than the rules say.
+ */
+static bool strict;
+module_param(strict, bool, 0444);
+MODULE_PARM_DESC(strict, "Fail, not skip, where vmap() maps smaller than a run allows");
 
 #define BASE_PAGES_ONLY "vmap() maps base pages only"
 #define NO_ARCH_RULES "no granules stated for this architecture"

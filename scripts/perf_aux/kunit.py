@@ -24,6 +24,8 @@ VERDICT = re.compile(r'^\[..:..:..\] (Testing complete\.|Elapsed time)')
 SERIES_SUITES = (('kernel/events/ring_buffer_kunit.kunitconfig', 'perf_aux_alloc'),
                  ('mm/tests/vmap_granule_kunit.kunitconfig', 'vmap_granule'))
 EXEC_SECONDS = 900
+# The granule suite fails, not skips, where vmap() maps smaller than a run allows.
+GRANULE_STRICT = 'vmap_granule_kunit.strict=1'
 # Where the architecture has huge vmap: the granule suite runs with the reference large vmap.
 REFERENCE_ARCHS = ('x86_64', 'arm64', 'riscv', 'powerpc')
 
@@ -116,9 +118,7 @@ def kunit(r: Run, log: str, check: str = '') -> int:
                     f'--kconfig_add={stack_erase_option(tree)}=y']
         env.update(CCACHE_IGNOREOPTIONS='-fplugin=*', CCACHE_EXTRAFILES=':'.join(
             lib.collated(str(p) for p in Path(tree, 'scripts/gcc-plugins').glob('*.[ch]'))))
-    strict = lib.granule_strict(r.kernel, r.variant)
-    configs += [f"--kconfig_add=CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT={'y' if strict else 'n'}",
-                f'--make_options=CC=ccache {cross}gcc']
+    configs += [f'--make_options=CC=ccache {cross}gcc']
     if r.kernel != 'custom':
         seed_build(tree, build, r.base)
     key = build_key(tree, [*common, *configs], check)
@@ -133,7 +133,8 @@ def kunit(r: Run, log: str, check: str = '') -> int:
         if key:
             Path(built).write_text(key + '\n')
     # After kunit.py's own -m and -cpu, which they override; at 64K 8 GiB runs the PMD shapes.
-    kargs = [*kernel_args(tree, r.variant, r.kargs),
+    strict = [GRANULE_STRICT] if lib.granule_strict(r.kernel, r.variant) else []
+    kargs = [*kernel_args(tree, r.variant, [*r.kargs, *strict]),
              f"--qemu_args=-m {8192 if r.target == 'arm64-64k' else lib.GUEST_MEMORY_MIB}",
              *([f'--qemu_args=-cpu {lib.ARM64_QEMU_CPU}'] if arch == 'arm64' else [])]
     rc = stage(f'KUnit {r.name}', kunit_exec, tree, f'{log}.exec',
@@ -216,7 +217,6 @@ def series_runs(base: str) -> int:
     # UML with every test option of the series it can have, built (the kernel test robot's).
     rc = kunit_py(f'{dirs}/um-all', f'{out}/um-all-options.log',
                   ['build', f'--kunitconfig={SERIES_SUITES[1][0]}',
-                   '--kconfig_add=CONFIG_VMAP_GRANULE_KUNIT_TEST_STRICT=y',
                    '--kconfig_add=CONFIG_TEST_VMALLOC=y'], tree)
     print(f'kunit.py build (UML) with every test option UML has: rc={rc}')
     # KernelCI's kunit-x86_64: its three steps, its JSON.

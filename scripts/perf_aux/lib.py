@@ -151,7 +151,7 @@ def variant_cpus(variant: str) -> int:
     return 4 if variant in ('smp', 'sanitize', 'soak') else 2
 
 def granule_strict(kernel: str, variant: str) -> bool:
-    """The granule suite built strict: large vmap, or a strict variant."""
+    """The granule suite booted strict: large vmap, or a strict variant."""
     return (kernel in ('reference', 'mutant') or kernel.startswith('series-')
             or variant in ('strict', 'nohugevmalloc'))
 

@@ -32,18 +32,21 @@ if sys.argv[1] == 'build' and os.path.exists(os.environ['CALLS'] + '/FAIL_BUILD'
     sys.exit(1)
 if sys.argv[1] == 'exec':
     open(os.path.join(build, 'test.log'), 'w').write('ok 1 stand-in\\n')
+    with open(os.path.join(os.environ['CALLS'], 'exec-args'), 'a') as f:
+        f.write(' '.join(sys.argv[2:]) + '\\n')
 '''
 
 class BuildReuseTest(unittest.TestCase):
 
     def setUp(self) -> None:
         self.dir = tempfile.mkdtemp(prefix='build-reuse.')
-        self.tree = os.path.join(self.dir, 'cache', 'trees', '7.3-reference')
-        kunit = os.path.join(self.tree, 'tools', 'testing', 'kunit')
-        os.makedirs(kunit)
-        with open(os.path.join(kunit, 'kunit.py'), 'w') as f:
-            f.write(KUNIT_PY)
-        self.set_recipe('one')
+        for kernel in ('stock', 'reference'):
+            self.tree = os.path.join(self.dir, 'cache', 'trees', f'7.3-{kernel}')
+            kunit = os.path.join(self.tree, 'tools', 'testing', 'kunit')
+            os.makedirs(kunit)
+            with open(os.path.join(kunit, 'kunit.py'), 'w') as f:
+                f.write(KUNIT_PY)
+            self.set_recipe('one')
         # ccache's statistics are not what is tested here.
         bin_dir = os.path.join(self.dir, 'bin')
         os.makedirs(bin_dir)
@@ -59,14 +62,14 @@ class BuildReuseTest(unittest.TestCase):
         with open(os.path.join(self.tree, '.perf_aux-recipe'), 'w') as f:
             f.write(text + '\n')
 
-    def boot(self, variant: str, check_id: str = '') -> None:
+    def boot(self, variant: str, check_id: str = '', kernel: str = 'reference') -> None:
         env = dict(os.environ, PERF_AUX_CACHE=os.path.join(self.dir, 'cache'),
                    CALLS=self.dir, BASE='7.3', PATH=self.path)
         env.pop('PERF_AUX_CHECK_ID', None)
         env.pop('KERNEL_SRC', None)
         if check_id:
             env['PERF_AUX_CHECK_ID'] = check_id
-        subprocess.run(lib.perf_aux('kunit', 'reference', 'arm64-4k', variant,
+        subprocess.run(lib.perf_aux('kunit', kernel, 'arm64-4k', variant,
                                     os.path.join(self.dir, 'log')),
                        env=env, check=False, capture_output=True, text=True)
 
@@ -78,6 +81,17 @@ class BuildReuseTest(unittest.TestCase):
         for variant in ('default', 'strict', 'nohugevmalloc'):
             self.boot(variant, 'check-1')
         self.assertEqual(['build', 'exec', 'exec', 'exec'], self.calls())
+
+    def test_strict_is_a_boot_parameter_of_the_same_build(self) -> None:
+        self.set_recipe('reference')
+        self.boot('default', 'check-1', 'stock')
+        self.boot('strict', 'check-1', 'stock')
+        self.boot('default', 'check-1')
+        self.assertEqual(['build', 'exec', 'exec', 'build', 'exec'], self.calls())
+        with open(os.path.join(self.dir, 'exec-args')) as f:
+            strict = ['vmap_granule_kunit.strict=1' in line for line in f]
+        # Stock: as its variant says; a kernel with large vmap: always.
+        self.assertEqual([False, True, True], strict)
 
     def test_outside_a_check_every_boot_builds(self) -> None:
         self.boot('default')
