@@ -460,7 +460,7 @@ class Stage(NamedTuple):
 EACH, DEFAULT, ONCE = 'every base', 'default base', 'once'
 STAGES = (
     Stage('host', 'quick full', ONCE, 'host tests', Check.host_tests,
-          deps=()),
+          beside=True, deps=()),
     Stage('reference', 'quick', EACH, '{base} reference kernel, default and '
           'strict', lambda c: reference_runs(c, ('default', 'strict'))),
     Stage('reference', 'full', EACH, '{base} reference kernel, arm64-4k '
@@ -560,7 +560,7 @@ def tier(c: Check, named: List[str]) -> int:
                             *(f'base-{b}' for b in bases))):
         return 2
     c.base = c.default_base
-    if 'host' in once:
+    if 'host' in once and 'host' not in besides:
         c.run_stage('host')
     # The default base first, then the stages run once, then the others.
     bases.sort(key=lambda b: b != c.default_base)

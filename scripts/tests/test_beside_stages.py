@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """make check's stages that build no kernel run beside the mutant stage.
 
-The series and LAVA schema stages run in the background while the mutants
+The host, series and LAVA schema stages run in the background while the mutants
 boot; their check lines must then count exactly as if they had run in the
 foreground, in stage order, with their times in the table.  The stages are
 stand-ins that print check lines and say whether they ran in the
@@ -132,13 +132,15 @@ class BesideStagesTest(unittest.TestCase):
                 if line.startswith('RAN ')]
 
     def test_make_check_runs_them_beside_the_mutants(self) -> None:
-        self.assertEqual(['RAN mutants here', 'RAN series beside',
-                          'RAN lava_schema beside'],
-                         self.tier_runs('mutants', 'series', 'lava_schema'))
+        self.assertEqual(['RAN mutants here', 'RAN host beside',
+                          'RAN series beside', 'RAN lava_schema beside'],
+                         self.tier_runs('host', 'mutants', 'series',
+                                        'lava_schema'))
 
     def test_without_the_mutant_stage_they_run_here(self) -> None:
-        self.assertEqual(['RAN series here', 'RAN lava_schema here'],
-                         self.tier_runs('series', 'lava_schema'))
+        self.assertEqual(['RAN host here', 'RAN series here',
+                          'RAN lava_schema here'],
+                         self.tier_runs('host', 'series', 'lava_schema'))
 
 if __name__ == '__main__':
     unittest.main()
