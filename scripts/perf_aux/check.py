@@ -274,6 +274,13 @@ def sanitize_run(c: Check) -> None:
            "but smp_test's and fault_test's", '--except', 'perf_aux.smp_test',
            '--except', 'perf_aux.fault_test')
 
+def kcsan_run(c: Check) -> None:
+    """The suite under KCSAN: no report, the default boot's results."""
+    reference_run(c, 'arm64-4k', 'kcsan')
+    res, default = c.res, default_run(c)
+    flakes(c, res, default, f"the results of {name(default)} case by case, "
+           "but smp_test's (4 CPUs here)", '--except', 'perf_aux.smp_test')
+
 def lava_runs(c: Check) -> int:
     for target in ('arm64-4k', 'arm64-16k'):  # lava-run's QEMU jobs
         default_run(c, target)
@@ -470,6 +477,7 @@ STAGES = (
           lambda c: stock_runs(c, quick=True)),
     Stage('stock', 'full', EACH, '{base} stock kernel', stock_runs),
     Stage('sanitize', 'full', EACH, '{base} sanitizers', sanitize_run),
+    Stage('kcsan', 'full', DEFAULT, '{base} KCSAN', kcsan_run),
     Stage('peers', 'full', DEFAULT, '{base} peers on the unmutated kernel',
           mutants.peer_baseline, with_peers),
     Stage('mutants', 'quick', EACH, '{base} one mutant of each family',

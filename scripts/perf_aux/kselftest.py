@@ -133,7 +133,8 @@ def kselftest(r: Run, log: str) -> int:
         die(f'no busybox for {r.target} (run PYTHONPATH=scripts python3 -m perf_aux deps '
             f'{r.target})')
     # A soak's own time on top, and the sanitizers'.
-    extra = {'soak': int(env.get('DURATION') or 600), 'sanitize': SANITIZE_EXTRA_SECONDS}
+    extra = {'soak': int(env.get('DURATION') or 600), 'sanitize': SANITIZE_EXTRA_SECONDS,
+             'kcsan': 2 * SANITIZE_EXTRA_SECONDS}
     stage(f'build kselftests {r.kernel}-{r.target}', selftests, b,
           env.get('KSELFTEST_TARGETS') or 'perf_aux perf_events')
     initrd = os.path.join(b.build, 'initramfs-rootfs.cpio.gz' if rootfs else 'initramfs.cpio.gz')
