@@ -134,7 +134,7 @@ def kselftest(r: Run, log: str) -> int:
             f'{r.target})')
     # A soak's own time on top, and the sanitizers'.
     extra = {'soak': int(env.get('DURATION') or 600), 'sanitize': SANITIZE_EXTRA_SECONDS,
-             'kcsan': 2 * SANITIZE_EXTRA_SECONDS}
+             'kcsan': lib.KCSAN_PROGRAM_SECONDS}
     stage(f'build kselftests {r.kernel}-{r.target}', selftests, b,
           env.get('KSELFTEST_TARGETS') or 'perf_aux perf_events')
     initrd = os.path.join(b.build, 'initramfs-rootfs.cpio.gz' if rootfs else 'initramfs.cpio.gz')
