@@ -14,11 +14,12 @@
  * pmu=<name> pages=<n> snapshot=<0|1> base=<vmap, %pK>
  * chunks=<order>x<count>,..." (runs in page order).
  *
- * With CAP_PERFMON, a pinned hard-irq hrtimer writes trace through the vmap
- * as the drivers do.  attr.config: mode (0 none, 1 SPE-like, 2 TRBE-like),
- * words (k), align (log2, SPE), burst (records per tick); config1: period
- * in ns (0: 1 ms).  Record seq has words w(seq, i) = seq * GEN_WORD_MUL + i
- * and csum = ~(seq + sum of w), little endian:
+ * With CAP_PERFMON, an event bound to a CPU gets trace written through the
+ * vmap as the drivers do, by a softirq hrtimer pinned to that CPU.
+ * attr.config: mode (0 none, 1 SPE-like, 2 TRBE-like), words (k), align
+ * (log2, SPE), burst (records per tick); config1: period in ns (0: 1 ms).
+ * Record seq has words w(seq, i) = seq * GEN_WORD_MUL + i and csum =
+ * ~(seq + sum of w), little endian:
  *  - SPE-like: packets 0xb0 seq, k x 0xb2 w, 0x71 csum; padding, limits,
  *    TRUNCATED and snapshot wrap as in arm_spe_pmu.c;
  *  - TRBE-like: frames of A-Sync (11 x 0x00, 0x80), seq, k words, csum, cut
@@ -307,22 +308,32 @@ static void gen_trbe(struct perf_event *event, struct aux_gen *g)
 	local64_add(g->burst, &event->count);
 }
 
+/*
+ * Softirq, writing with interrupts off as pmu::stop() and pmu::start() run
+ * on the event's CPU: nothing once the event stopped or started again.
+ */
 static enum hrtimer_restart aux_gen_tick(struct hrtimer *timer)
 {
 	struct aux_gen *g = container_of(timer, struct aux_gen, timer);
 	struct perf_event *event = g->event;
-	ktime_t start = ktime_get();
+	enum hrtimer_restart ret = HRTIMER_NORESTART;
+	unsigned long flags;
+	ktime_t start;
 
-	if (event->hw.state & PERF_HES_STOPPED)
-		return HRTIMER_NORESTART;
-	if (g->mode == GEN_SPE)
-		gen_spe(event, g);
-	else
-		gen_trbe(event, g);
-	/* A tick takes about a quarter of the CPU at most, however slow. */
-	hrtimer_forward_now(timer, max(ns_to_ktime(g->period),
-				       4 * ktime_sub(ktime_get(), start)));
-	return HRTIMER_RESTART;
+	local_irq_save(flags);
+	if (!(event->hw.state & PERF_HES_STOPPED) && !hrtimer_is_queued(timer)) {
+		start = ktime_get();
+		if (g->mode == GEN_SPE)
+			gen_spe(event, g);
+		else
+			gen_trbe(event, g);
+		/* A tick takes about a quarter of the CPU at most, however slow. */
+		hrtimer_forward_now(timer, max(ns_to_ktime(g->period),
+					       4 * ktime_sub(ktime_get(), start)));
+		ret = HRTIMER_RESTART;
+	}
+	local_irq_restore(flags);
+	return ret;
 }
 
 static void aux_test_destroy(struct perf_event *event)
@@ -346,10 +357,10 @@ static int aux_test_event_init(struct perf_event *event)
 		return -ENOENT;
 	if (mode == GEN_NONE)
 		return 0;
-	/* Trace comes from a hard-irq timer: only for those who may profile. */
+	/* Trace comes from a kernel timer: only for those who may profile. */
 	if (!perfmon_capable())
 		return -EACCES;
-	if (mode >= GEN_NR_MODES ||
+	if (event->cpu < 0 || mode >= GEN_NR_MODES ||
 	    (attr->config & ~(CFG_MODE | CFG_WORDS | CFG_ALIGN | CFG_BURST)) ||
 	    FIELD_GET(CFG_ALIGN, attr->config) > 11 ||
 	    (period && (period < GEN_MIN_PERIOD_NS || period > NSEC_PER_SEC)))
@@ -374,7 +385,7 @@ static int aux_test_event_init(struct perf_event *event)
 	g->frame_seq = U64_MAX;
 	g->event = event;
 	hrtimer_setup(&g->timer, aux_gen_tick, CLOCK_MONOTONIC,
-		      HRTIMER_MODE_REL_HARD);
+		      HRTIMER_MODE_REL_SOFT);
 	event->pmu_private = g;
 	event->destroy = aux_test_destroy;
 	return 0;
@@ -387,7 +398,7 @@ static void aux_test_start(struct perf_event *event, int flags)
 	event->hw.state = 0;
 	if (g)
 		hrtimer_start(&g->timer, ns_to_ktime(g->period),
-			      HRTIMER_MODE_REL_PINNED_HARD);
+			      HRTIMER_MODE_REL_PINNED_SOFT);
 }
 
 static void aux_test_stop(struct perf_event *event, int flags)
@@ -395,8 +406,9 @@ static void aux_test_stop(struct perf_event *event, int flags)
 	struct aux_gen *g = event->pmu_private;
 
 	event->hw.state = PERF_HES_STOPPED;
+	/* Not hrtimer_cancel(): this may interrupt the tick it would wait for. */
 	if (g)
-		hrtimer_cancel(&g->timer);
+		hrtimer_try_to_cancel(&g->timer);
 }
 
 static int aux_test_add(struct perf_event *event, int flags)
@@ -405,11 +417,6 @@ static int aux_test_add(struct perf_event *event, int flags)
 	if (flags & PERF_EF_START)
 		aux_test_start(event, flags);
 	return 0;
-}
-
-static void aux_test_del(struct perf_event *event, int flags)
-{
-	aux_test_stop(event, flags);
 }
 
 static void aux_test_read(struct perf_event *event)
@@ -588,7 +595,7 @@ static int aux_test_register(struct aux_test_pmu *tp)
 	pmu->attr_groups = aux_test_attr_groups;
 	pmu->event_init = aux_test_event_init;
 	pmu->add = aux_test_add;
-	pmu->del = aux_test_del;
+	pmu->del = aux_test_stop;
 	pmu->start = aux_test_start;
 	pmu->stop = aux_test_stop;
 	pmu->read = aux_test_read;
