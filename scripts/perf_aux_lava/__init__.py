@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Sequence
 SCRIPTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, SCRIPTS)
 from perf_aux import lib as plib  # noqa: E402
-from perf_aux.lib import ROOT, Error  # noqa: E402
+from perf_aux.lib import ROOT, Error, read  # noqa: E402
 
 # Debian's python: lava_common, python3-yaml, python3-jinja2.
 PYTHON = '/usr/bin/python3'
@@ -19,15 +19,7 @@ PYTHON = '/usr/bin/python3'
 DIRECT_ONLY = ('test_vmalloc', 'perf_events.mmap_accounting')
 OVERLAY_OPTIONS = ('PCI_HOST_GENERIC', 'VIRTIO_PCI', 'VIRTIO_BLK', 'EXT4_FS',
                    'EXT4_USE_FOR_EXT2')
-__all__ = ['Error', 'ROOT', 'plib']
-
-def read(path: str) -> str:
-    """The text of path, '' if it cannot be read."""
-    try:
-        with open(path, errors='replace') as f:
-            return f.read()
-    except OSError:
-        return ''
+__all__ = ['Error', 'ROOT', 'plib', 'read']
 
 def guestfs_env(tmp: str) -> Dict[str, str]:
     """libguestfs' kernel (none in a container's /boot) and TCG, for LAVA."""

@@ -34,5 +34,5 @@ if __name__ == '__main__':
             os.path.exists(PYTHON):
         os.environ['PYTHONPATH'] = SCRIPTS
         os.execv(PYTHON, [PYTHON, '-m', 'perf_aux_lava', *sys.argv[1:]])
-    sys.stdout.reconfigure(line_buffering=True)
+    sys.stdout.reconfigure(line_buffering=True, errors='surrogateescape')
     sys.exit(main(sys.argv[1:]))
