@@ -43,7 +43,8 @@
 #              fault injection; bytes checked, wraps, injected failures and
 #              the kernel's reports (scripts/perf_aux/run.py)
 # make repeat [ROUNDS=5]  the suite ROUNDS times on one boot and on fresh
-#              boots; lists flaky cases
+#              boots; lists flaky cases (RESUME=1: the rounds a stopped
+#              repeat finished are kept)
 #
 # BASE=7.3|7.2|6.12  TARGET=arm64-4k|arm64-16k|arm64-64k|x86_64
 # KERNEL=reference|stock  VARIANT=default|strict|...

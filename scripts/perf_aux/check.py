@@ -11,7 +11,7 @@ import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from perf_aux_results import expected
 from perf_aux_results.ktap import name
@@ -97,7 +97,7 @@ class Check(Verdicts):
             old = json.loads(record.read_text())
         except (OSError, ValueError):
             old = {}
-        if resumed(self.environ) and old.get('inputs') == digest and old.get('passed'):
+        if lib.resumed(self.environ) and old.get('inputs') == digest and old.get('passed'):
             print(f"# resumed: {name} on {self.base} (inputs unchanged, "
                   f"passed at {old['ended']})")
             for kind, line in old['checks']:
@@ -138,9 +138,6 @@ class Check(Verdicts):
                 self.count_line(line)
         if done.returncode:
             self.verdict(1, f'the stages beside the mutants ended, exit {done.returncode}')
-
-def resumed(environ: Dict[str, str]) -> bool:
-    return environ.get('RESUME', '') not in ('', '0')
 
 def below(top: str) -> List[str]:
     """TOP, or the files below it; none where TOP is ''."""
@@ -553,7 +550,7 @@ def tier(c: Check, named: List[str]) -> int:
     start = int(time.time())
     c.check_id = f'{os.getpid()}.{start}'
     # A whole tier starts from nothing; named stages and RESUME=1 keep.
-    if not named and not resumed(c.environ):
+    if not named and not lib.resumed(c.environ):
         for kept in ('results', 'mutants', 'state'):
             shutil.rmtree(f'{c.out}/{kept}', ignore_errors=True)
     rows = [stage_row(s, c.full) for s in named] or tier_rows(c.full)

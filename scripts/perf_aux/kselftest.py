@@ -2,6 +2,7 @@
 """The kselftest boot: static selftests in a busybox initramfs, or in KSELFTEST_ROOTFS."""
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -121,6 +122,15 @@ def marked(log: str) -> List[bytes]:
     with open(log, 'rb') as f:
         return [line.rstrip(b'\n') + b'\n' for line in f if line.startswith(MARK)]
 
+def extra_seconds(r: Run, duration: str) -> int:
+    """R's boot time beyond BOOT_SECONDS: a soak's DURATION, the sanitizers'
+    own, and the whole again for each of make repeat's rounds past the first."""
+    extra = {'soak': int(duration), 'sanitize': SANITIZE_EXTRA_SECONDS,
+             'kcsan': lib.KCSAN_PROGRAM_SECONDS}.get(r.variant, 0)
+    rounds = max([int(a.split('=')[1]) for a in r.kargs
+                  if re.fullmatch(r'perf_aux\.repeat=[1-9][0-9]*', a)], default=1)
+    return (BOOT_SECONDS + extra) * rounds - BOOT_SECONDS
+
 def kselftest(r: Run, log: str) -> int:
     """R's KSELFTEST_TARGETS booted (on KSELFTEST_ROOTFS), the console in LOG, our lines shown."""
     env = os.environ
@@ -132,9 +142,6 @@ def kselftest(r: Run, log: str) -> int:
     if not os.access(busybox, os.X_OK):
         die(f'no busybox for {r.target} (run PYTHONPATH=scripts python3 -m perf_aux deps '
             f'{r.target})')
-    # A soak's own time on top, and the sanitizers'.
-    extra = {'soak': int(env.get('DURATION') or 600), 'sanitize': SANITIZE_EXTRA_SECONDS,
-             'kcsan': lib.KCSAN_PROGRAM_SECONDS}
     stage(f'build kselftests {r.kernel}-{r.target}', selftests, b,
           env.get('KSELFTEST_TARGETS') or 'perf_aux perf_events')
     initrd = os.path.join(b.build, 'initramfs-rootfs.cpio.gz' if rootfs else 'initramfs.cpio.gz')
@@ -144,7 +151,7 @@ def kselftest(r: Run, log: str) -> int:
     rc = rc or stage(f"boot {'test-definitions' if rootfs else 'kselftests'} {r.name}", boot,
                      r.target, b, initrd, log, str(lib.variant_cpus(r.variant)),
                      [*r.kargs, *([] if rootfs else lib.variant_args(r.variant))],
-                     extra.get(r.variant, 0))
+                     extra_seconds(r, env.get('DURATION') or '600'))
     if rc:
         return rc
     lines = marked(log)

@@ -281,6 +281,10 @@ class Run:
     def save(self) -> None:
         Path(self.results, 'run.json').write_text(json.dumps(asdict(self), indent=1) + '\n')
 
+def resumed(env) -> bool:
+    """RESUME=1: go on from what a stopped run finished."""
+    return env.get('RESUME', '') not in ('', '0')
+
 def env_run(env=None, **given) -> Run:
     """The Run of make's selectors (in ENV) but those GIVEN, checked."""
     env = os.environ if env is None else env

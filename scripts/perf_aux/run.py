@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """make run, make repeat, make soak and make evidence."""
 
+import json
 import os
 import re
 import shutil
+from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 from perf_aux_results import verdicts
 
@@ -77,25 +80,45 @@ def split_rounds(log: str, directory: str) -> None:
     for n, lines in rounds.items():
         Path(f'{directory}/round{n}.log').write_bytes(b''.join(lines))
 
-def repeat(r: Run, rounds: int) -> int:
-    """ROUNDS rounds in one boot and ROUNDS fresh boots, their flakes."""
+@contextmanager
+def whole(path: str) -> Iterator[str]:
+    """A directory that is renamed PATH when the block ends, not before."""
+    part = os.path.join(os.path.dirname(path), '.' + os.path.basename(path))
+    shutil.rmtree(part, ignore_errors=True)
+    os.makedirs(part)
+    yield part
+    os.rename(part, path)
+
+def repeat(r: Run, rounds: int, resume: bool = False) -> int:
+    """ROUNDS fresh boots and ROUNDS rounds in one boot, their flakes;
+    RESUME keeps what a stopped repeat of the same run and tree finished."""
     d = f'{lib.out()}/repeat/{r.name}'
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(f'{d}/logs')
+    key = json.dumps({'rounds': rounds, 'run': asdict(r),
+                      'recipe': lib.read(f'{r.tree}/.perf_aux-recipe')}) + '\n'
+    if not resume or lib.read(f'{d}/repeat.json') != key:
+        shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(f'{d}/logs', exist_ok=True)
+    Path(d, 'repeat.json').write_text(key)
 
     def boot(verb: str, log: str, *args: str) -> None:
         status(lib.perf_aux(verb, r.kernel, r.target, r.variant,
                             f'{d}/logs/{log}.log', *r.kargs, *args),
                stdout=DEVNULL, env={'BASE': r.base, 'TARGET': r.target,
                                     'KERNEL_SRC': r.src, 'SERIES': r.series})
-    boot('kselftest', 'one-boot', f'perf_aux.repeat={rounds}')
-    split_rounds(f'{d}/logs/one-boot.log', f'{d}/logs')
+
+    # The fresh boots first: a stop keeps those that finished.
     for i in range(1, rounds + 1):
-        results('kselftest', f'{d}/logs/round{i}.log', f'{d}/one-boot/{i}')
-    for i in range(1, rounds + 1):
-        for verb in ('kunit', 'kselftest'):
-            boot(verb, f'{verb}{i}')
-            results(verb, f'{d}/logs/{verb}{i}.log', f'{d}/fresh/{i}')
+        if not os.path.isdir(f'{d}/fresh/{i}'):
+            with whole(f'{d}/fresh/{i}') as part:
+                for verb in ('kunit', 'kselftest'):
+                    boot(verb, f'{verb}{i}')
+                    results(verb, f'{d}/logs/{verb}{i}.log', part)
+    if not os.path.isdir(f'{d}/one-boot'):
+        with whole(f'{d}/one-boot') as part:
+            boot('kselftest', 'one-boot', f'perf_aux.repeat={rounds}')
+            split_rounds(f'{d}/logs/one-boot.log', f'{d}/logs')
+            for i in range(1, rounds + 1):
+                results('kselftest', f'{d}/logs/round{i}.log', f'{part}/{i}')
     # Every console whole: an oops that ends a boot early leaves fewer rounds.
     reports = shown(lib.console_reports(*lib.collated(
         str(p) for p in Path(d, 'logs').glob('*.log'))))
@@ -108,7 +131,8 @@ def repeat(r: Run, rounds: int) -> int:
     return rc
 
 def repeat_main(argv: List[str]) -> int:
-    return repeat(lib.env_run(), int(argv[0]) if argv and argv[0] else 5)
+    return repeat(lib.env_run(), int(argv[0]) if argv and argv[0] else 5,
+                  lib.resumed(os.environ))
 
 def evidence_main(argv: List[str]) -> int:
     """The run beside the stock run: out/evidence-<run>.txt, shown."""

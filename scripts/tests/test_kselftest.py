@@ -174,6 +174,17 @@ class BootTest(unittest.TestCase):
                           '-nographic', '-serial', 'stdio'],
                          argv[argv.index('-append') + 2:])
 
+    def test_boot_time_bound(self) -> None:
+        """Each of make repeat's rounds has the time one boot has."""
+        for variant, kargs, want in (
+                ('default', (), 0), ('soak', (), 60), ('default',
+                 ('a=1', 'perf_aux.repeat=3'), 2 * kselftest.BOOT_SECONDS),
+                ('sanitize', ('perf_aux.repeat=2',),
+                 kselftest.BOOT_SECONDS + 2 * kselftest.SANITIZE_EXTRA_SECONDS)):
+            with self.subTest(variant=variant, kargs=kargs):
+                self.assertEqual(want, kselftest.extra_seconds(
+                    lib.Run('reference', '7.3', 'arm64-4k', variant, kargs), '60'))
+
     def test_marked_lines_keep_their_ends(self) -> None:
         with tempfile.NamedTemporaryFile() as log:
             log.write(b'boot\r\nPERF_AUX: a\r\nx PERF_AUX: b\nPERF_AUX: c')

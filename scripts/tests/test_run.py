@@ -40,8 +40,8 @@ class RunTest(unittest.TestCase):
                 self.assertEqual(want, f.read())
 
     def test_repeat(self) -> None:
-        """One boot of ROUNDS rounds, ROUNDS fresh KUnit and kselftest
-        boots, each round's results, the flakes of both; a kernel report
+        """ROUNDS fresh KUnit and kselftest boots, one boot of ROUNDS
+        rounds, each round's results, the flakes of both; a kernel report
         on any console fails it."""
         calls = []
 
@@ -58,26 +58,61 @@ class RunTest(unittest.TestCase):
             self.assertEqual(1, run.repeat(r, 2))
         boot = ['stock', 'arm64-4k', 'default']
         self.assertEqual(
-            [['kselftest', *boot, f'{d}/logs/one-boot.log', 'a=1',
-              'perf_aux.repeat=2'],
-             ['results', 'kselftest', f'{d}/logs/round1.log',
-              f'{d}/one-boot/1'],
-             ['results', 'kselftest', f'{d}/logs/round2.log',
-              f'{d}/one-boot/2'],
-             ['kunit', *boot, f'{d}/logs/kunit1.log', 'a=1'],
-             ['results', 'kunit', f'{d}/logs/kunit1.log', f'{d}/fresh/1'],
+            [['kunit', *boot, f'{d}/logs/kunit1.log', 'a=1'],
+             ['results', 'kunit', f'{d}/logs/kunit1.log', f'{d}/fresh/.1'],
              ['kselftest', *boot, f'{d}/logs/kselftest1.log', 'a=1'],
              ['results', 'kselftest', f'{d}/logs/kselftest1.log',
-              f'{d}/fresh/1'],
+              f'{d}/fresh/.1'],
              ['kunit', *boot, f'{d}/logs/kunit2.log', 'a=1'],
-             ['results', 'kunit', f'{d}/logs/kunit2.log', f'{d}/fresh/2'],
+             ['results', 'kunit', f'{d}/logs/kunit2.log', f'{d}/fresh/.2'],
              ['kselftest', *boot, f'{d}/logs/kselftest2.log', 'a=1'],
              ['results', 'kselftest', f'{d}/logs/kselftest2.log',
-              f'{d}/fresh/2'],
+              f'{d}/fresh/.2'],
+             ['kselftest', *boot, f'{d}/logs/one-boot.log', 'a=1',
+              'perf_aux.repeat=2'],
+             ['results', 'kselftest', f'{d}/logs/round1.log',
+              f'{d}/.one-boot/1'],
+             ['results', 'kselftest', f'{d}/logs/round2.log',
+              f'{d}/.one-boot/2'],
              ['results', 'flakes', f'{d}/one-boot/*'],
-             ['results', 'flakes', f'{d}/fresh/*']], calls)
+             ['results', 'flakes', f'{d}/fresh/1', f'{d}/fresh/2']], calls)
         self.assertIn('kernel reports on the consoles: 1',
                       out.getvalue().splitlines())
+
+    def test_repeat_resumed(self) -> None:
+        """RESUME after a stop in the second fresh round boots that round
+        again and nothing before it; other ROUNDS start over."""
+        calls, stop = [], ['kselftest2.log']
+
+        def status(argv, **kw):
+            call = argv[argv.index('perf_aux') + 1:]
+            calls.append(call[:2] if call[0] == 'results' else
+                         [call[0], os.path.basename(call[4])])
+            if calls[-1][1] in stop:
+                raise KeyboardInterrupt
+            if argv[-1].startswith('perf_aux.repeat='):
+                with open(call[4], 'wb') as f:
+                    f.write(ONE_BOOT)
+            return 0
+        r = lib.env_run({}, kernel='stock')
+        d = f'{self.out}/repeat/stock-7.3-arm64-4k'
+        with mock.patch.object(run, 'status', status), \
+                contextlib.redirect_stdout(io.StringIO()):
+            self.assertRaises(KeyboardInterrupt, run.repeat, r, 2)
+            self.assertEqual(['.2', '1'], sorted(os.listdir(f'{d}/fresh')))
+            stop[:], calls[:] = [], []
+            self.assertEqual(1, run.repeat(r, 2, resume=True))  # ONE_BOOT's BUG
+            self.assertEqual([['kunit', 'kunit2.log'], ['results', 'kunit'],
+                              ['kselftest', 'kselftest2.log'],
+                              ['results', 'kselftest'],
+                              ['kselftest', 'one-boot.log'],
+                              ['results', 'kselftest'], ['results', 'kselftest'],
+                              ['results', 'flakes'], ['results', 'flakes']],
+                             calls)
+            calls[:] = []
+            run.repeat(r, 3, resume=True)
+        self.assertEqual(['kselftest', 'one-boot.log'], calls[-6])
+        self.assertEqual(1 + 3 + 3 * 4 + 2, len(calls))
 
     def test_soak_duration_bound(self) -> None:
         for duration in ('999999', 'abc'):
