@@ -447,7 +447,8 @@ def custom_tree(c: Check) -> None:
     stock_expectations(c)
 
 class Stage(NamedTuple):
-    """TITLE: its stage table line; DEPS: the clone's files it reads."""
+    """TITLE: its stage table line; DEPS: the clone's files it reads (the
+    host tests are the host stage's alone)."""
     name: str
     tiers: str
     scope: str
@@ -455,7 +456,7 @@ class Stage(NamedTuple):
     run: Callable[[Check], Optional[int]]
     setup: Optional[Callable[[Check], None]] = None
     beside: bool = False
-    deps: Tuple[str, ...] = (':!*.md',)
+    deps: Tuple[str, ...] = (':!*.md', ':!scripts/tests')
 
 # EACH runs on every base; ONCE on the default base, once; DEFAULT: the
 # full tier runs it on the default base only (it proves the same on every
@@ -517,7 +518,7 @@ STAGES = (
     Stage('lava_schema', 'quick', ONCE, 'LAVA jobs, schemas', lambda c: c.
           line_checks(*lib.perf_aux('check', '--schema',
                                     module='perf_aux_lava')),
-          beside=True, deps=('lava-jobs', 'scripts', ':!*.md')),
+          beside=True, deps=('lava-jobs', 'scripts', ':!*.md', ':!scripts/tests')),
     # A missing upstream mirror is a skipped check.
     Stage('integrations', 'full', ONCE, 'integrations/, KernelCI and '
           'tuxlava patches', lambda c: c.line_checks(

@@ -114,8 +114,8 @@ def deb_unpack(pkg: str, d: str) -> None:
     """PKG's files in D (from the machine's apt); its .deb stays in the cache."""
     if not os.path.isdir(d):
         deb = download(pkg, f'{lib.cache()}/lava/debs')
-        run(['dpkg-deb', '-x', deb, f'{d}.tmp'], what=f'{deb} could not be unpacked')
-        os.rename(f'{d}.tmp', d)
+        with lib.whole(d) as part:
+            run(['dpkg-deb', '-x', deb, part], what=f'{deb} could not be unpacked')
 
 def fetch_lava_files() -> None:
     """lava-server's files, and the Debian kernel's modules that LAVA's supermin needs."""
@@ -127,10 +127,10 @@ def fetch_lava_files() -> None:
     depends = text(['apt-cache', 'depends', 'linux-image-amd64'])
     kpkg = (re.search(r'^\s*Depends: (linux-image-[0-9]\S*)', depends, re.M)
             or die('no linux-image-amd64 kernel package')).group(1)
-    deb_unpack(kpkg, f'{lava}/supermin.tmp')
-    run(['depmod', '-b', f'{lava}/supermin.tmp', kpkg[len('linux-image-'):]],
-        what=f'depmod of {kpkg} failed')
-    os.rename(f'{lava}/supermin.tmp', f'{lava}/supermin')
+    deb = download(kpkg, f'{lava}/debs')
+    with lib.whole(f'{lava}/supermin') as part:
+        run(['dpkg-deb', '-x', deb, part], what=f'{deb} could not be unpacked')
+        run(['depmod', '-b', part, kpkg[len('linux-image-'):]], what=f'depmod of {kpkg} failed')
 
 def fetch_base(base: str) -> None:
     """The base's source in the cache, its Debian version in .perf_aux-debian."""
@@ -165,18 +165,14 @@ def unpack_arm64(suite: str, packages: Sequence[str], d: str) -> int:
         os.remove(deb)
     run(apt(apt_dir, 'arm64', 'install', '-y', '-qq', '-d', '--no-install-recommends',
             *packages), what=f'the {suite} arm64 packages could not be downloaded', stdout=DEVNULL)
-    tmp = f'{d}.tmp'
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
     found = []
-    for deb in collated(glob.glob(glob.escape(apt_dir) + '/archives/*.deb')):
-        run(['dpkg-deb', '-x', deb, tmp], what=f'{deb} could not be unpacked')
-        found.append(text(['dpkg-deb', '-W', '--showformat=${Package} ${Version}\\n', deb]))
-    for sub in ('doc', 'man', 'locale', 'info'):
-        shutil.rmtree(f'{tmp}/usr/share/{sub}', ignore_errors=True)
-    Path(tmp, '.perf_aux-packages').write_text(''.join(p + '\n' for p in found))
-    shutil.rmtree(d, ignore_errors=True)
-    os.rename(tmp, d)
+    with lib.whole(d) as part:
+        for deb in collated(glob.glob(glob.escape(apt_dir) + '/archives/*.deb')):
+            run(['dpkg-deb', '-x', deb, part], what=f'{deb} could not be unpacked')
+            found.append(text(['dpkg-deb', '-W', '--showformat=${Package} ${Version}\\n', deb]))
+        for sub in ('doc', 'man', 'locale', 'info'):
+            shutil.rmtree(f'{part}/usr/share/{sub}', ignore_errors=True)
+        Path(part, '.perf_aux-packages').write_text(''.join(p + '\n' for p in found))
     return len(found)
 
 def fetch_testdefs_rootfs() -> None:

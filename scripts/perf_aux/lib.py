@@ -9,10 +9,10 @@ import re
 import shutil
 import subprocess
 import sys
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 ROOT = os.path.abspath(f'{__file__}/../../..')
 # Kernel bases: Debian's linux-source-<base>; the first is the default.
@@ -75,6 +75,17 @@ def run(argv: Sequence[str], cwd: Optional[str] = None,
     if proc.returncode and check:
         raise Error(f'{argv[0]}: exit {proc.returncode}', proc.returncode)
     return proc
+
+@contextmanager
+def whole(path: str) -> Iterator[str]:
+    """A directory made in .NAME and renamed PATH (replaced) when the
+    block ends: never half of one."""
+    part = os.path.join(os.path.dirname(path), '.' + os.path.basename(path))
+    shutil.rmtree(part, ignore_errors=True)
+    os.makedirs(part)
+    yield part
+    shutil.rmtree(path, ignore_errors=True)
+    os.rename(part, path)
 
 def status(argv: Sequence[str], **kw) -> int:
     return run(argv, **kw).returncode

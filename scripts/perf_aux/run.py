@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """make run, make repeat, make soak and make evidence."""
 
+import fcntl
 import json
 import os
 import re
 import shutil
-from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Iterator, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 from perf_aux_results import verdicts
 
@@ -80,18 +80,22 @@ def split_rounds(log: str, directory: str) -> None:
     for n, lines in rounds.items():
         Path(f'{directory}/round{n}.log').write_bytes(b''.join(lines))
 
-@contextmanager
-def whole(path: str) -> Iterator[str]:
-    """A directory that is renamed PATH when the block ends, not before."""
-    part = os.path.join(os.path.dirname(path), '.' + os.path.basename(path))
-    shutil.rmtree(part, ignore_errors=True)
-    os.makedirs(part)
-    yield part
-    os.rename(part, path)
+# A boot's statuses that are its round's outcome: a KUnit case failed, a
+# kselftest boot timed out (a hang).  Any other stops the repeat unkept.
+ROUND_STATUSES = {'kunit': (0, 1), 'kselftest': (0, 124)}
 
 def repeat(r: Run, rounds: int, resume: bool = False) -> int:
     """ROUNDS fresh boots and ROUNDS rounds in one boot, their flakes;
     RESUME keeps what a stopped repeat of the same run and tree finished."""
+    os.makedirs(f'{lib.out()}/repeat', exist_ok=True)
+    with open(f'{lib.out()}/repeat/.{r.name}.lock', 'w') as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lib.die(f'a make repeat of {r.name} is running')
+        return repeated(r, rounds, resume)
+
+def repeated(r: Run, rounds: int, resume: bool) -> int:
     d = f'{lib.out()}/repeat/{r.name}'
     key = json.dumps({'rounds': rounds, 'run': asdict(r),
                       'recipe': lib.read(f'{r.tree}/.perf_aux-recipe')}) + '\n'
@@ -101,20 +105,22 @@ def repeat(r: Run, rounds: int, resume: bool = False) -> int:
     Path(d, 'repeat.json').write_text(key)
 
     def boot(verb: str, log: str, *args: str) -> None:
-        status(lib.perf_aux(verb, r.kernel, r.target, r.variant,
-                            f'{d}/logs/{log}.log', *r.kargs, *args),
-               stdout=DEVNULL, env={'BASE': r.base, 'TARGET': r.target,
-                                    'KERNEL_SRC': r.src, 'SERIES': r.series})
+        rc = status(lib.perf_aux(verb, r.kernel, r.target, r.variant,
+                                 f'{d}/logs/{log}.log', *r.kargs, *args),
+                    stdout=DEVNULL, env={'BASE': r.base, 'TARGET': r.target,
+                                         'KERNEL_SRC': r.src, 'SERIES': r.series})
+        if rc not in ROUND_STATUSES[verb]:
+            lib.die(f'{verb} {log}: status {rc}, its round not kept', max(rc, 2))
 
     # The fresh boots first: a stop keeps those that finished.
     for i in range(1, rounds + 1):
         if not os.path.isdir(f'{d}/fresh/{i}'):
-            with whole(f'{d}/fresh/{i}') as part:
+            with lib.whole(f'{d}/fresh/{i}') as part:
                 for verb in ('kunit', 'kselftest'):
                     boot(verb, f'{verb}{i}')
                     results(verb, f'{d}/logs/{verb}{i}.log', part)
     if not os.path.isdir(f'{d}/one-boot'):
-        with whole(f'{d}/one-boot') as part:
+        with lib.whole(f'{d}/one-boot') as part:
             boot('kselftest', 'one-boot', f'perf_aux.repeat={rounds}')
             split_rounds(f'{d}/logs/one-boot.log', f'{d}/logs')
             for i in range(1, rounds + 1):

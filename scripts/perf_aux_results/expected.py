@@ -7,6 +7,8 @@ import difflib
 import os
 from typing import Dict, List, Optional, Set, Tuple
 
+from perf_aux import lib
+
 from . import ktap, verdicts
 
 EXPECTED = os.path.join(ktap.ROOT, 'scripts', 'expected')
@@ -67,7 +69,7 @@ def write(run_dirs: List[str], root: str = EXPECTED) -> List[str]:
         groups.setdefault(path_for(d, root), []).append(d)
     out: List[str] = []
     for path, dirs in sorted(groups.items()):
-        old = ktap.read_text(path) if os.path.isfile(path) else ''
+        old = lib.read(path)
         ran = {s for d in dirs for s in ktap.read_suites(d)}
         want = {c: s for c, s in (read(path) if old else {}).items()
                 if not any(c.startswith(f'{x}.') for x in ran)}

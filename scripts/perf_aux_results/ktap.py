@@ -12,6 +12,8 @@ import re
 import sys
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
+from perf_aux.lib import read
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 OUT = os.environ.get('PERF_AUX_OUT', os.path.join(ROOT, 'out'))
@@ -63,10 +65,6 @@ def base_key(base: str) -> tuple:
 
 def run_dirs(parent: str) -> List[str]:
     return sorted(glob.glob(os.path.join(parent, '*/')), key=name)
-
-def read_text(path: str) -> str:
-    with open(path, errors='replace') as f:
-        return f.read()
 
 def totals(passed: int, failed: int, skipped: int) -> str:
     return f'{passed} passed, {failed} failed, {skipped} skipped'
@@ -246,11 +244,10 @@ def suite_files(d: str) -> List[Tuple[str, str]]:
             for p in sorted(glob.glob(os.path.join(d, '*.ktap')))]
 
 def read_suites(d: str) -> Dict[str, str]:
-    return {suite: read_text(path) for suite, path in suite_files(d)}
+    return {suite: read(path) for suite, path in suite_files(d)}
 
 def suite_text(d: str, suite: str) -> str:
-    path = os.path.join(d, f'{suite}.ktap')
-    return read_text(path) if os.path.isfile(path) else ''
+    return read(os.path.join(d, f'{suite}.ktap'))
 
 def write_suites(suites: Dict[str, str], outdir: str) -> None:
     os.makedirs(outdir, exist_ok=True)

@@ -13,6 +13,8 @@ import subprocess
 import textwrap
 from typing import Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
 
+from perf_aux.lib import read
+
 from . import ktap
 from .verdicts import SuiteVerdict, collect, run_verdicts
 
@@ -60,7 +62,7 @@ def mutant_patches(patches: str, base: str = '') -> List[MutantRow]:
                                       if base else [])
                  for p in sorted(glob.glob(os.path.join(d, '*.patch')))}
         for name, path in sorted(found.items()):
-            first = ktap.read_text(path).split('\n', 1)[0].strip()
+            first = read(path).split('\n', 1)[0].strip()
             rows.append(MutantRow(ktap.name(family), name,
                                   first.removeprefix('Mutant: ')))
     return rows
@@ -264,7 +266,7 @@ def table(header: List[str], rows: List[List[str]], indent: str = '  '
 
 def first(path: str, regex: str) -> Optional[re.Match]:
     """regex's first match with a first group in the file at path."""
-    lines = ktap.read_text(path).splitlines() if os.path.isfile(path) else []
+    lines = read(path).splitlines()
     return next((m for m in map(re.compile(regex).search, lines)
                  if m and m[1]), None)
 

@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
+from perf_aux.lib import read
+
 from . import ktap
 
 @dataclass
@@ -66,7 +68,7 @@ def expect(d: str, suite: str, want: Expectation) -> Tuple[bool, str]:
     path = os.path.join(d, f'{suite}.ktap')
     if not os.path.isfile(path):
         return False, f'{suite}: no results in {d}'
-    text = ktap.read_text(path)
+    text = read(path)
     r = count(suite, text)
     lines = [x for x in map(ktap.result, text.splitlines()) if x]
     if want.skip_reason:

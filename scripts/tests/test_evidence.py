@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Host tests of the plain-text evidence for a cover letter or a
-Tested-by reply (scripts/perf_aux_results/evidence.py; python3 -m
+Tested-by reply (report.evidence in scripts/perf_aux_results/; python3 -m
 perf_aux results evidence), on the crafted 16K runs in
 test_data/evidence/ and the mutants of test_data/report/."""
 

@@ -81,8 +81,10 @@ class ResumeTest(unittest.TestCase):
     def test_changed_input_runs_again(self) -> None:
         self.run_stage()
         self.write('README.md', 'other words\n')
+        os.makedirs(os.path.join(self.clone, 'scripts/tests'))
+        self.write('scripts/tests/test_a.py', 'pass\n')
         self.run_stage('1')
-        self.assertEqual(1, self.ran, 'documentation is no input')
+        self.assertEqual(1, self.ran, 'documentation and host tests are no input')
         for change in (lambda: self.write('a.c', 'int b;\n'),
                        lambda: self.write('new.c', 'int c;\n'),
                        lambda: os.environ.update(PERF_AUX_PEERS='0'),

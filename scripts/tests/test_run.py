@@ -4,6 +4,7 @@ one-boot log cut into rounds, the boots and comparisons repeat asks for,
 soak's DURATION bound and its summary lines."""
 
 import contextlib
+import fcntl
 import io
 import os
 import shutil
@@ -113,6 +114,30 @@ class RunTest(unittest.TestCase):
             run.repeat(r, 3, resume=True)
         self.assertEqual(['kselftest', 'one-boot.log'], calls[-6])
         self.assertEqual(1 + 3 + 3 * 4 + 2, len(calls))
+
+    def test_repeat_round_statuses(self) -> None:
+        """A failed KUnit case and a hung kselftest boot are their round's
+        outcome, kept; a boot killed or unbuilt stops the repeat, its round
+        unkept; a second repeat of the run while one runs is refused."""
+        codes = {'kunit1.log': 1, 'kselftest1.log': 124, 'kunit2.log': -15}
+
+        def status(argv, **kw):
+            call = argv[argv.index('perf_aux') + 1:]
+            return 0 if call[0] == 'results' else codes.get(
+                os.path.basename(call[4]), 0)
+        r = lib.env_run({}, kernel='stock')
+        d = f'{self.out}/repeat/stock-7.3-arm64-4k'
+        with mock.patch.object(run, 'status', status), \
+                mock.patch('sys.stderr'), \
+                contextlib.redirect_stdout(io.StringIO()):
+            with self.assertRaises(lib.Error) as e:
+                run.repeat(r, 2)
+            self.assertEqual(2, e.exception.status)
+            self.assertEqual(['.2', '1'], sorted(os.listdir(f'{d}/fresh')))
+            with open(f'{self.out}/repeat/.stock-7.3-arm64-4k.lock') as held:
+                fcntl.flock(held, fcntl.LOCK_EX)
+                self.assertRaises(lib.Error, run.repeat, r, 2, True)
+            self.assertEqual(['.2', '1'], sorted(os.listdir(f'{d}/fresh')))
 
     def test_soak_duration_bound(self) -> None:
         for duration in ('999999', 'abc'):
