@@ -446,9 +446,19 @@ def custom_tree(c: Check) -> None:
     c.res = f"{c.out}/results/{c.result_name('custom', 'arm64-4k', 'default')}"
     stock_expectations(c)
 
+# The clone's files a stage reads (git pathspecs): not the pages, nor the
+# host tests (the host stage's alone); a kernel stage not the LAVA and
+# integration glue either, nor the mutant families but its own.
+CLONE = (':!*.md', ':!scripts/tests')
+KERNEL = (*CLONE, ':!lava-jobs', ':!integrations', ':!scripts/perf_aux_lava',
+          ':!scripts/lava')
+FAMILIES = lib.collated(os.listdir(f'{lib.ROOT}/scripts/mutants'))
+
+def family(name: str = '') -> Tuple[str, ...]:
+    return (*KERNEL, *(f':!scripts/mutants/{f}' for f in FAMILIES if f != name))
+
 class Stage(NamedTuple):
-    """TITLE: its stage table line; DEPS: the clone's files it reads (the
-    host tests are the host stage's alone)."""
+    """TITLE: its stage table line; DEPS: the clone's files it reads."""
     name: str
     tiers: str
     scope: str
@@ -456,7 +466,7 @@ class Stage(NamedTuple):
     run: Callable[[Check], Optional[int]]
     setup: Optional[Callable[[Check], None]] = None
     beside: bool = False
-    deps: Tuple[str, ...] = (':!*.md', ':!scripts/tests')
+    deps: Tuple[str, ...] = family()
 
 # EACH runs on every base; ONCE on the default base, once; DEFAULT: the
 # full tier runs it on the default base only (it proves the same on every
@@ -479,22 +489,24 @@ STAGES = (
     Stage('peers', 'full', DEFAULT, '{base} peers on the unmutated kernel',
           mutants.peer_baseline, with_peers),
     Stage('mutants', 'quick', EACH, '{base} one mutant of each family',
-          mutants.quick_mutants),
+          mutants.quick_mutants, deps=KERNEL),
     Stage('aux_mutants', 'full', EACH, '{base} AUX allocator mutants',
           lambda c: mutants.run_mutants(c, f'{c.catalogue}/aux_alloc',
                                         'perf_aux_alloc', 'default', []),
-          with_peers),
+          with_peers, deps=family('aux_alloc')),
     Stage('vmap_mutants', 'full', EACH, '{base} vmap granule mutants',
           lambda c: mutants.run_mutants(c, f'{c.catalogue}/vmap_granule',
                                         'vmap_granule', 'strict', []),
-          with_peers),
+          with_peers, deps=family('vmap_granule')),
     Stage('module_mutants', 'full', EACH, '{base} synthetic AUX PMU mutants',
           lambda c: mutants.run_module_mutants(
-              c, f'{c.catalogue}/test_aux_pmu', []), with_peers),
+              c, f'{c.catalogue}/test_aux_pmu', []), with_peers,
+          deps=family('test_aux_pmu')),
     # The perf core's side of the consumer contract.
     Stage('perf_core_mutants', 'full', DEFAULT, '{base} perf core mutants',
           lambda c: mutants.run_module_mutants(
-              c, f'{c.catalogue}/perf_core', []), with_peers),
+              c, f'{c.catalogue}/perf_core', []), with_peers,
+          deps=family('perf_core')),
     Stage('targets', 'full', DEFAULT, '{base} reference kernel, other '
           'targets', lambda c: reference_runs(c, ('default',), c.targets[1:])),
     # It reads the staged stock tree: it starts after the stock stage.
@@ -512,20 +524,20 @@ STAGES = (
           'and failed setups', privilege_runs),
     Stage('custom', 'full', ONCE, 'KERNEL_SRC=src/{base} (hook-ups from its '
           'version)', custom_tree, other_base),
-    Stage('lava', 'full', ONCE, 'LAVA jobs, lava-run', lava_runs),
+    Stage('lava', 'full', ONCE, 'LAVA jobs, lava-run', lava_runs, deps=CLONE),
     Stage('lava_lab', 'full', ONCE, 'LAVA lab, server and worker',
-          lab_selftest),
+          lab_selftest, deps=CLONE),
     Stage('lava_schema', 'quick', ONCE, 'LAVA jobs, schemas', lambda c: c.
           line_checks(*lib.perf_aux('check', '--schema',
                                     module='perf_aux_lava')),
-          beside=True, deps=('lava-jobs', 'scripts', ':!*.md', ':!scripts/tests')),
+          beside=True, deps=('lava-jobs', 'scripts', *CLONE)),
     # A missing upstream mirror is a skipped check.
     Stage('integrations', 'full', ONCE, 'integrations/, KernelCI and '
           'tuxlava patches', lambda c: c.line_checks(
               '/usr/bin/python3', f'{c.root}/integrations/check.py'),
-          lava_deps),
+          lava_deps, deps=CLONE),
     Stage('testdefs', 'full', ONCE, '{base} kselftests through '
-          'test-definitions on Debian', testdefs_run),
+          'test-definitions on Debian', testdefs_run, deps=CLONE),
 )
 
 def tier_rows(full: bool) -> List[Stage]:

@@ -81,10 +81,13 @@ class ResumeTest(unittest.TestCase):
     def test_changed_input_runs_again(self) -> None:
         self.run_stage()
         self.write('README.md', 'other words\n')
-        os.makedirs(os.path.join(self.clone, 'scripts/tests'))
-        self.write('scripts/tests/test_a.py', 'pass\n')
+        for f in ('scripts/tests/test_a.py', 'lava-jobs/a.yaml',
+                  'scripts/mutants/aux_alloc/a.patch'):
+            os.makedirs(os.path.join(self.clone, os.path.dirname(f)))
+            self.write(f, 'a\n')
         self.run_stage('1')
-        self.assertEqual(1, self.ran, 'documentation and host tests are no input')
+        self.assertEqual(1, self.ran, 'a kernel stage reads no documentation, '
+                         'host test, LAVA job or mutant')
         for change in (lambda: self.write('a.c', 'int b;\n'),
                        lambda: self.write('new.c', 'int c;\n'),
                        lambda: os.environ.update(PERF_AUX_PEERS='0'),
@@ -95,6 +98,16 @@ class ResumeTest(unittest.TestCase):
             self.run_stage('1')
             self.assertEqual(ran, self.ran)
         self.assertEqual(5, self.ran)
+
+    def test_mutant_stage_reads_its_family(self) -> None:
+        row = check.STAGES[0]._replace(deps=check.family('aux_alloc'))
+        with mock.patch.object(check, 'STAGES', (row,)):
+            self.run_stage()
+            for family, ran in (('vmap_granule', 1), ('aux_alloc', 2)):
+                os.makedirs(os.path.join(self.clone, f'scripts/mutants/{family}'))
+                self.write(f'scripts/mutants/{family}/a.patch', 'a\n')
+                self.run_stage('1')
+                self.assertEqual(ran, self.ran, family)
 
     def test_failed_runs_again(self) -> None:
         self.outcome = 1
