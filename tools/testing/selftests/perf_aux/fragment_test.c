@@ -535,6 +535,28 @@ TEST_F_TIMEOUT(fragment, mixed_chunks_within_entries_allowance, FRAG_TIMEOUT)
 }
 
 /*
+ * The largest order with a free block, once the blocks of MAX_PAGE_ORDER
+ * that memory freed since the setup's count formed (the last test's
+ * buffers go after a grace period) are taken, as the setup took its own.
+ */
+static int largest_free_order(struct frag *self, unsigned long *nr)
+{
+	unsigned long pages;
+	int n, largest;
+
+	for (;;) {
+		n = buddy_free(nr);
+		for (largest = n - 1; largest > 0 && !nr[largest]; largest--)
+			;
+		if (largest < self->max_order || self->nr_hogs == FRAG_HOGS)
+			return largest;
+		pages = buddy_free_from(nr, n, self->max_order);
+		if (take_large_blocks(self, 1UL << ilog2_ul(pages)))
+			return largest;
+	}
+}
+
+/*
  * With the large blocks taken by a buffer that fell back, a NO_SG snapshot
  * buffer needing one block larger than any free gets ENOMEM, and leaves
  * nothing behind.  Memory freed elsewhere (a sanitizer's quarantine) can
@@ -544,7 +566,7 @@ TEST_F_TIMEOUT(fragment, mixed_chunks_within_entries_allowance, FRAG_TIMEOUT)
 TEST_F_TIMEOUT(fragment, nosg_without_contiguous_memory, FRAG_TIMEOUT)
 {
 	struct frag *fr = &self->f;
-	int type = pmu_type(aux_pmu_names[CAPS_NOSG]), n, largest, fd, ret;
+	int type = pmu_type(aux_pmu_names[CAPS_NOSG]), largest, fd, ret;
 	unsigned long nr[MAX_ORDERS];
 	struct aux_buffer hog, b;
 	int tries;
@@ -559,9 +581,7 @@ TEST_F_TIMEOUT(fragment, nosg_without_contiguous_memory, FRAG_TIMEOUT)
 	ASSERT_EQ(0, ret)
 		TH_LOG("mapping %lu pages: %s", fr->pages, strerror(-ret));
 	for (tries = 0; tries < NOSG_TRIES && ret != -ENOMEM; tries++) {
-		n = buddy_free(nr);
-		for (largest = n - 1; largest > 0 && !nr[largest]; largest--)
-			;
+		largest = largest_free_order(fr, nr);
 		if (largest >= fr->max_order) {
 			aux_buffer_unmap(&hog);
 			close(hog.fd);
