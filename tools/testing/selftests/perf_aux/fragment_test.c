@@ -539,9 +539,9 @@ TEST_F_TIMEOUT(fragment, mixed_chunks_within_entries_allowance, FRAG_TIMEOUT)
  * that memory freed since the setup's count formed (the last test's
  * buffers go after a grace period) are taken, as the setup took its own.
  */
-static int largest_free_order(struct frag *self, unsigned long *nr)
+static int largest_free_order(struct frag *self)
 {
-	unsigned long pages;
+	unsigned long nr[MAX_ORDERS], pages;
 	int n, largest;
 
 	for (;;) {
@@ -567,7 +567,6 @@ TEST_F_TIMEOUT(fragment, nosg_without_contiguous_memory, FRAG_TIMEOUT)
 {
 	struct frag *fr = &self->f;
 	int type = pmu_type(aux_pmu_names[CAPS_NOSG]), largest, fd, ret;
-	unsigned long nr[MAX_ORDERS];
 	struct aux_buffer hog, b;
 	int tries;
 	struct aux_report r = {};
@@ -581,7 +580,7 @@ TEST_F_TIMEOUT(fragment, nosg_without_contiguous_memory, FRAG_TIMEOUT)
 	ASSERT_EQ(0, ret)
 		TH_LOG("mapping %lu pages: %s", fr->pages, strerror(-ret));
 	for (tries = 0; tries < NOSG_TRIES && ret != -ENOMEM; tries++) {
-		largest = largest_free_order(fr, nr);
+		largest = largest_free_order(fr);
 		if (largest >= fr->max_order) {
 			aux_buffer_unmap(&hog);
 			close(hog.fd);
