@@ -457,6 +457,10 @@ FAMILIES = lib.collated(os.listdir(f'{lib.ROOT}/scripts/mutants'))
 def family(name: str = '') -> Tuple[str, ...]:
     return (*KERNEL, *(f':!scripts/mutants/{f}' for f in FAMILIES if f != name))
 
+def kunit_only(name: str = '') -> Tuple[str, ...]:
+    """A stage that boots none of our kselftests (KUnit, the peers) reads none."""
+    return (*family(name), ':!tools/testing/selftests/perf_aux')
+
 class Stage(NamedTuple):
     """TITLE: its stage table line; DEPS: the clone's files it reads."""
     name: str
@@ -487,17 +491,17 @@ STAGES = (
     Stage('sanitize', 'full', EACH, '{base} sanitizers', sanitize_run),
     Stage('kcsan', 'full', DEFAULT, '{base} KCSAN', kcsan_run),
     Stage('peers', 'full', DEFAULT, '{base} peers on the unmutated kernel',
-          mutants.peer_baseline, with_peers),
+          mutants.peer_baseline, with_peers, deps=kunit_only()),
     Stage('mutants', 'quick', EACH, '{base} one mutant of each family',
           mutants.quick_mutants, deps=KERNEL),
     Stage('aux_mutants', 'full', EACH, '{base} AUX allocator mutants',
           lambda c: mutants.run_mutants(c, f'{c.catalogue}/aux_alloc',
                                         'perf_aux_alloc', 'default', []),
-          with_peers, deps=family('aux_alloc')),
+          with_peers, deps=kunit_only('aux_alloc')),
     Stage('vmap_mutants', 'full', EACH, '{base} vmap granule mutants',
           lambda c: mutants.run_mutants(c, f'{c.catalogue}/vmap_granule',
                                         'vmap_granule', 'strict', []),
-          with_peers, deps=family('vmap_granule')),
+          with_peers, deps=kunit_only('vmap_granule')),
     Stage('module_mutants', 'full', EACH, '{base} synthetic AUX PMU mutants',
           lambda c: mutants.run_module_mutants(
               c, f'{c.catalogue}/test_aux_pmu', []), with_peers,
@@ -517,7 +521,7 @@ STAGES = (
           'kernel per prefix', lambda c: c.line_checks(
               *lib.perf_aux('series', '--check', '--kernel-prefixes'))),
     Stage('kunitpy', 'full', ONCE, '{base} kunit.py in the series tree',
-          kunitpy_runs),
+          kunitpy_runs, deps=kunit_only()),
     Stage('series_mbox', 'full', ONCE, '{base} SERIES= the reference '
           'patches as an mbox', series_mbox_run),
     Stage('privilege', 'full', ONCE, '{base} reference kernel, unprivileged '

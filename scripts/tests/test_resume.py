@@ -109,6 +109,18 @@ class ResumeTest(unittest.TestCase):
                 self.run_stage('1')
                 self.assertEqual(ran, self.ran, family)
 
+    def test_kunit_stage_reads_no_kselftest(self) -> None:
+        selftest = 'tools/testing/selftests/perf_aux'
+        os.makedirs(os.path.join(self.clone, selftest))
+        for deps, ran in ((check.kunit_only(), 1), (check.family(), 2)):
+            self.ran = 0
+            row = check.STAGES[0]._replace(deps=deps)
+            with mock.patch.object(check, 'STAGES', (row,)):
+                self.run_stage()
+                self.write(f'{selftest}/a_test.c', f'int a{ran};\n')
+                self.run_stage('1')
+                self.assertEqual(ran, self.ran)
+
     def test_failed_runs_again(self) -> None:
         self.outcome = 1
         self.run_stage()
