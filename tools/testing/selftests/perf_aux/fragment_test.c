@@ -54,8 +54,12 @@
 #define FRAG_TIMEOUT 300
 /* Times a NO_SG buffer larger than any free block is tried. */
 #define NOSG_TRIES 3
-/* Buffers that take the large blocks the fill left over, at most. */
-#define FRAG_HOGS 4
+/*
+ * Buffers that take the large blocks the fill left over, at most: each
+ * takes what its pointer arrays allow (64 MiB at 4K), and memory freed
+ * after the fill can leave more than half of a 2 GiB guest in them.
+ */
+#define FRAG_HOGS 16
 #define NO_LARGE_LEFT "no free block of the groups' order left"
 #define PAGEMAP_PFN ((1ULL << 55) - 1)
 #define PAGEMAP_PRESENT 0x8000000000000000ULL
@@ -214,10 +218,22 @@ static void sysctls_restore(struct frag *self)
 }
 
 /*
+ * The most pages a buffer may have whose pointer arrays (perf's and the
+ * driver's, a kcalloc() of a pointer per page) fit the free blocks of the
+ * groups, the large blocks aside.
+ */
+static unsigned long array_pages(const struct frag *self)
+{
+	return (page_size() << (self->group_order - 1)) / sizeof(void *);
+}
+
+/*
  * A read-write buffer of the NO_SG PMU (its chunks as large as any, largest
  * first), held by a child of its own: the test PMUs are exclusive, one
  * event each per task, and what the fill left over may take more than one
- * power of two of pages.  The child dies with the test.
+ * power of two of pages.  At most array_pages(): the driver allocates its
+ * array after the chunks took the large blocks.  The child dies with the
+ * test.
  */
 static int take_large_blocks(struct frag *self, unsigned long pages)
 {
@@ -225,6 +241,8 @@ static int take_large_blocks(struct frag *self, unsigned long pages)
 	struct aux_buffer b;
 	pid_t pid;
 
+	if (pages > array_pages(self))
+		pages = array_pages(self);
 	if (pipe(pipefd))
 		return -errno;
 	pid = fork();
@@ -310,15 +328,13 @@ static int fragment_memory(struct __test_metadata *_metadata,
 		return ret;
 	}
 	/*
-	 * perf's and the driver's pointer arrays (a kcalloc() of a pointer
-	 * per page, SPE's as ours) must fit the free blocks of the groups,
-	 * or the AUX mmap() fails with ENOMEM whatever the chunks did: the
-	 * buffer is at most that.  Large blocks left over beyond half of it
-	 * (the fill ends before every free went back) are taken by NO_SG
-	 * buffers, a power of two of pages each, until a quarter of it is
-	 * left (in a 2 GiB guest at 4K, one buffer left more than @most).
+	 * The buffer is at most array_pages(), or the AUX mmap() fails with
+	 * ENOMEM whatever the chunks did (SPE's arrays are as ours).  Large
+	 * blocks left over beyond half of it (the fill ends before every free
+	 * went back) are taken by NO_SG buffers, a power of two of pages each,
+	 * until a quarter of it is left.
 	 */
-	most = (page_size() << (self->group_order - 1)) / sizeof(void *);
+	most = array_pages(self);
 	/* And a quarter of what is available (16K pages: the arrays allow 1 GiB). */
 	while (most > 1 && most * page_size() / 1024 >
 	       (unsigned long)mem_available_kb() / 4)
