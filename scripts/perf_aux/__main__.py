@@ -5,6 +5,7 @@ import argparse
 import importlib
 import locale
 import os
+import signal
 import sys
 from typing import List, Optional
 
@@ -56,6 +57,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except locale.Error:
         locale.setlocale(locale.LC_COLLATE, 'C')
     os.environ.update(lib.exports())
+    signal.signal(signal.SIGTERM, lib.stopped)
     try:
         return getattr(where, function or 'main')(rest)
     except lib.Error as e:

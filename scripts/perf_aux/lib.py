@@ -53,21 +53,32 @@ def die(message: str, status: int = 2):
     error(message)
     raise Error(message, status)
 
+def stopped(signum: int, frame) -> None:
+    """SIGTERM: an exception, so that run() stops its program first."""
+    raise SystemExit(128 + signum)
+
 def run(argv: Sequence[str], cwd: Optional[str] = None,
         env: Optional[Dict[str, str]] = None, log: Optional[str] = None,
         stdin=None, stdout=None, stderr=None, input: Optional[bytes] = None,
         timeout: Optional[float] = None, check: bool = False,
         what: str = '') -> 'subprocess.CompletedProcess[str]':
-    """ARGV with ENV added, output in LOG (2>&1) or STDOUT, STDERR; 124 past TIMEOUT."""
+    """ARGV with ENV added, output in LOG (2>&1) or STDOUT, STDERR; 124 past
+    TIMEOUT.  Stopped (SIGTERM, ^C), it stops ARGV first: timeout(1), in a
+    process group of its own, passes SIGTERM on to QEMU."""
     sys.stdout.flush()
-    try:
-        with open(log, 'wb') if log is not None else nullcontext() as f:
-            proc = subprocess.run(
-                argv, cwd=cwd, env={**os.environ, **(env or {})}, stdin=stdin,
-                stdout=f or stdout, stderr=STDOUT if f else stderr,
-                input=input, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc = subprocess.CompletedProcess(argv, 124, b'')
+    with open(log, 'wb') if log is not None else nullcontext() as f, subprocess.Popen(
+            argv, cwd=cwd, env={**os.environ, **(env or {})},
+            stdin=PIPE if input is not None else stdin, stdout=f or stdout,
+            stderr=STDOUT if f else stderr) as p:
+        try:
+            proc = subprocess.CompletedProcess(argv, 0, *p.communicate(input, timeout))
+            proc.returncode = p.returncode
+        except subprocess.TimeoutExpired:
+            p.kill()
+            proc = subprocess.CompletedProcess(argv, 124, b'')
+        except BaseException:
+            p.terminate()
+            raise
     if isinstance(proc.stdout, bytes):
         proc.stdout = proc.stdout.decode('utf-8', 'surrogateescape')
     if proc.returncode and what:

@@ -142,7 +142,7 @@ class BootTest(unittest.TestCase):
         self.assertEqual(['make', '-s', '-C', '/t', 'O=/b', 'ARCH=arm64',
                           'CROSS_COMPILE=aarch64-linux-gnu-', 'headers_install'],
                          b.make('headers_install'))
-        real = subprocess.run
+        real = lib.run
         booted = []
 
         def run(argv, *args, **kwargs):
@@ -153,7 +153,7 @@ class BootTest(unittest.TestCase):
             return subprocess.CompletedProcess(argv, 0)
 
         with tempfile.NamedTemporaryFile() as log, \
-                mock.patch('subprocess.run', run):
+                mock.patch.object(lib, 'run', run):
             self.assertEqual(0, kselftest.boot('arm64-4k', b, '/b/i.gz',
                                                log.name, '4', ['x=1', 'y'],
                                                600))

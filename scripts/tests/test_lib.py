@@ -10,8 +10,11 @@ benchmark's test mask from a tree's own test_case_array.
 
 import json
 import os
+import signal
+import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from unittest import mock
 
@@ -32,6 +35,26 @@ class LibTest(unittest.TestCase):
         with open(path, 'w') as f:
             f.write(text)
         return path
+
+    def test_stopped_run_stops_its_program(self) -> None:
+        # timeout(1) leads a process group of its own: a stop of the
+        # caller's group misses it, so run() must pass SIGTERM on.
+        up, stopped = (os.path.join(self.dir.name, n) for n in ('up', 'stopped'))
+        script = (f'trap "echo stopped > {stopped}; exit 0" TERM; echo > {up}; '
+                  'for i in $(seq 300); do sleep 0.1; done')
+        caller = subprocess.Popen([sys.executable, '-c', (
+            'import signal, sys; sys.path.insert(0, sys.argv[1]); from perf_aux import lib; '
+            'signal.signal(signal.SIGTERM, lib.stopped); '
+            'lib.run(["timeout", "60", "sh", "-c", sys.argv[2]])'), SCRIPTS, script],
+                                  stderr=subprocess.DEVNULL)
+        for _ in range(300):
+            if os.path.exists(up) or caller.poll() is not None:
+                break
+            time.sleep(0.1)
+        caller.send_signal(signal.SIGTERM)
+        self.assertEqual(128 + signal.SIGTERM, caller.wait(30))
+        with open(stopped) as f:
+            self.assertEqual('stopped\n', f.read())
 
     def test_names(self) -> None:
         self.assertEqual('reference-7.3-arm64-4k',
