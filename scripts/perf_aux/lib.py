@@ -71,8 +71,8 @@ def run(argv: Sequence[str], cwd: Optional[str] = None,
             stdin=PIPE if input is not None else stdin, stdout=f or stdout,
             stderr=STDOUT if f else stderr) as p:
         try:
-            proc = subprocess.CompletedProcess(argv, 0, *p.communicate(input, timeout))
-            proc.returncode = p.returncode
+            out, err = p.communicate(input, timeout)
+            proc = subprocess.CompletedProcess(argv, p.returncode, out, err)
         except subprocess.TimeoutExpired:
             p.kill()
             proc = subprocess.CompletedProcess(argv, 124, b'')
