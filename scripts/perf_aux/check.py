@@ -625,11 +625,13 @@ def tier(c: Check, named: List[str]) -> int:
     return 1 if failed else 0
 
 def teed(log: str, func: Callable[[], int]) -> int:
-    """FUNC with everything it and its programs print also in LOG."""
+    """FUNC with everything it and its programs print also in LOG.  tee(1)
+    is a session of its own, so a stop of the caller's group leaves it to
+    take the last lines and end with its input."""
     sys.stdout.flush()
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)
-    with subprocess.Popen(['tee', log], stdin=subprocess.PIPE) as tee:
+    with subprocess.Popen(['tee', log], stdin=subprocess.PIPE, start_new_session=True) as tee:
         os.dup2(tee.stdin.fileno(), 1)
         os.dup2(tee.stdin.fileno(), 2)
         try:

@@ -56,6 +56,35 @@ class LibTest(unittest.TestCase):
         with open(stopped) as f:
             self.assertEqual('stopped\n', f.read())
 
+    def test_stopped_tier_keeps_its_log(self) -> None:
+        # A stop of the whole process group reaches the tee of the tier's
+        # output too: it must live on to take the stopped stage's last line.
+        up, log = (os.path.join(self.dir.name, n) for n in ('up', 'log'))
+        caller = subprocess.Popen([sys.executable, '-c', (
+            'import signal, sys, time; sys.path.insert(0, sys.argv[1]); '
+            'from perf_aux import check, lib, shell; '
+            'signal.signal(signal.SIGTERM, lib.stopped); '
+            'check.teed(sys.argv[2], lambda: shell.stage("s", lambda: '
+            'open(sys.argv[3], "w").close() or time.sleep(60)))'), SCRIPTS, log, up],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  start_new_session=True)
+        for _ in range(300):
+            if os.path.exists(up) or caller.poll() is not None:
+                break
+            time.sleep(0.1)
+        time.sleep(0.2)
+        os.killpg(caller.pid, signal.SIGTERM)
+        _, err = caller.communicate(timeout=30)
+        self.assertNotIn(b'Traceback', err)
+        self.assertEqual(128 + signal.SIGTERM, caller.returncode)
+        for _ in range(50):  # tee ends at the end of its input
+            with open(log) as f:
+                if '<== s: ' in f.read():
+                    break
+            time.sleep(0.1)
+        with open(log) as f:
+            self.assertRegex(f.read(), r'\n<== s: [0-9]+ s, exit 143\n$')
+
     def test_names(self) -> None:
         self.assertEqual('reference-7.3-arm64-4k',
                          lib.result_name('reference', '7.3', 'arm64-4k',
