@@ -23,6 +23,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.dirname(HERE)
 sys.path.insert(0, SCRIPTS)
 from perf_aux import check, lib  # noqa: E402
+from perf_aux_results import ktap  # noqa: E402
+
+CACHE = lib.cache()  # the real one, where kunit_parser.py is
 
 class StagesTest(unittest.TestCase):
 
@@ -86,6 +89,38 @@ class StagesTest(unittest.TestCase):
                 contextlib.redirect_stdout(io.StringIO()):
             check.lava_runs(c)
         run_job.assert_called_once_with('reference', 'arm64-16k', 'default')
+
+    def test_stock_plain_boot_fails_as_stock_must(self) -> None:
+        """Stock's plain boot may fail the cases stock lacks a fix for, as
+        its default boot may; any other failure still fails, and so does a
+        destructive program skipped for a reason other than the one."""
+        with mock.patch.dict(os.environ, PERF_AUX_CACHE=CACHE):
+            try:
+                ktap.kunit()
+            except ktap.ToolMissing:
+                self.skipTest('no kunit_parser.py')
+        res = os.path.join(self.out, 'results', 'stock-7.3-arm64-4k-plain')
+        os.makedirs(res)
+        with open(os.path.join(self.out, 'logs', os.path.basename(res)
+                               + '-kselftest.log'), 'w') as f:
+            f.write('PERF_AUX: time perf_aux:mmap_test 3 s\n')
+        pinned = 'not ok 2 global.aux_area_mapped_again_charged_once'
+        one = 'destructive, PERF_AUX_DESTRUCTIVE=1 runs it'
+
+        def failed(mmap_test: str, reason: str = one) -> list:
+            for t in check.DESTRUCTIVE_TESTS:
+                with open(os.path.join(res, f'perf_aux.{t}.ktap'), 'w') as f:
+                    f.write(f'TAP version 13\n1..1\nok 1 x # SKIP {reason}\n')
+            with open(os.path.join(res, 'perf_aux.mmap_test.ktap'), 'w') as f:
+                f.write(f'TAP version 13\n1..{mmap_test.count(chr(10)) + 2}\n'
+                        f'ok 1 global.a\n{mmap_test}\n')
+            c = check.Check(True)
+            with contextlib.redirect_stdout(io.StringIO()):
+                check.plain_run(c, 'stock')
+            return [line for kind, line in c.checks if kind == 'fail']
+        self.assertEqual([], failed(pinned))
+        self.assertEqual(1, len(failed(f'{pinned}\nnot ok 3 global.b')))
+        self.assertEqual(3, len(failed(pinned, 'no fail_page_alloc')))
 
     def test_a_run_that_dies_leaves_the_tier_going(self) -> None:
         """make run in this process: a run that dies is judged by what it
