@@ -91,9 +91,10 @@ class StagesTest(unittest.TestCase):
         run_job.assert_called_once_with('reference', 'arm64-16k', 'default')
 
     def test_stock_plain_boot_fails_as_stock_must(self) -> None:
-        """Stock's plain boot may fail the cases stock lacks a fix for, as
-        its default boot may; any other failure still fails, and so does a
-        destructive program skipped for a reason other than the one."""
+        """Stock's plain boot fails only the cases stock lacks a fix for.
+
+        So may its default boot; any other failure still fails, and so does
+        a destructive program skipped for a reason other than the one."""
         with mock.patch.dict(os.environ, PERF_AUX_CACHE=CACHE):
             try:
                 ktap.kunit()
