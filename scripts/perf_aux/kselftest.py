@@ -125,8 +125,7 @@ def marked(log: str) -> List[bytes]:
 def extra_seconds(r: Run, duration: str) -> int:
     """R's boot time beyond BOOT_SECONDS: a soak's DURATION, the sanitizers'
     own, and the whole again for each of make repeat's rounds past the first."""
-    extra = {'soak': int(duration), 'sanitize': SANITIZE_EXTRA_SECONDS,
-             'kcsan': lib.KCSAN_PROGRAM_SECONDS}.get(r.variant, 0)
+    extra = {'soak': int(duration), 'sanitize': SANITIZE_EXTRA_SECONDS}.get(r.variant, 0)
     rounds = max([int(a.split('=')[1]) for a in r.kargs
                   if re.fullmatch(r'perf_aux\.repeat=[1-9][0-9]*', a)], default=1)
     return (BOOT_SECONDS + extra) * rounds - BOOT_SECONDS

@@ -26,6 +26,10 @@ SERIES_SUITES = (('kernel/events/ring_buffer_kunit.kunitconfig', 'perf_aux_alloc
 EXEC_SECONDS = 900
 # The granule suite fails, not skips, where vmap() maps smaller than a run allows.
 GRANULE_STRICT = 'vmap_granule_kunit.strict=1'
+# KCSAN instruments the code under test alone (perf, vmalloc, the synthetic
+# PMU, the KUnit suites): make evaluates this per object, over every Makefile.
+KCSAN_SCOPE = ('$(if $(filter kernel/events/% mm/vmalloc mm/tests/% lib/test_aux_pmu,'
+               '$(obj)/$(target-stem)),y,n)')
 # Where the architecture has huge vmap: the granule suite runs with the reference large vmap.
 REFERENCE_ARCHS = ('x86_64', 'arm64', 'riscv', 'powerpc')
 
@@ -118,6 +122,8 @@ def kunit(r: Run, log: str, check: str = '') -> int:
                     f'--kconfig_add={stack_erase_option(tree)}=y']
         env.update(CCACHE_IGNOREOPTIONS='-fplugin=*', CCACHE_EXTRAFILES=':'.join(
             lib.collated(str(p) for p in Path(tree, 'scripts/gcc-plugins').glob('*.[ch]'))))
+    if lib.variant_build(r.variant) == 'kcsan':
+        configs.append(f'--make_options=KCSAN_SANITIZE={KCSAN_SCOPE}')
     configs += [f'--make_options=CC=ccache {cross}gcc']
     if r.kernel != 'custom':
         seed_build(tree, build, r.base)

@@ -23,9 +23,6 @@ KERNELS = ('reference', 'stock')
 # top of a target's default kernel (docs/variants.md).
 VARIANTS = ('default', 'strict', 'nohugevmalloc', 'hugetlb', 'sanitize',
             'kcsan', 'nonroot', 'fail_setup', 'smp', 'soak', 'plain')
-# Each machine-wide program's timeout under KCSAN: fragment_test's five
-# fills took 1,149 s of the init's default 1,200.
-KCSAN_PROGRAM_SECONDS = 2400
 # Older Debian 6.12 sources lack PERF_PMU_CAP_AUX_PREFER_LARGE.
 MIN_DEBIAN = '6.12.113'
 # "max" alone has pointer authentication with QARMA5, which TCG emulates
@@ -167,7 +164,6 @@ def variant_args(variant: str, duration: str = '') -> List[str]:
                        'perf_aux:pagesize_test,perf_aux:mmap_test,'
                        'perf_aux:fragment_test'],
         'sanitize': ['kasan_multi_shot'],
-        'kcsan': [f'perf_aux.timeout={KCSAN_PROGRAM_SECONDS}'],
         'soak': ['kasan_multi_shot', 'perf_aux.tests=perf_aux:soak_test',
                  'perf_aux.soak='
                  f"{duration or os.environ.get('DURATION') or 600}"],
