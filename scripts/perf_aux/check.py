@@ -272,9 +272,14 @@ def sanitize_run(c: Check) -> None:
            '--except', 'perf_aux.fault_test')
 
 def kcsan_run(c: Check) -> None:
-    """The suite under KCSAN: no report, the default boot's results."""
+    """The suite, KCSAN in the code under test: no report, the default boot's results."""
     reference_run(c, 'arm64-4k', 'kcsan')
     res, default = c.res, default_run(c)
+    build = f"{lib.Run(base=c.base).tree}/{lib.build_dir('arm64-4k', 'kcsan')}"
+    perf, timers = (lib.text(['nm', f'{build}/{o}.o'], stderr=lib.DEVNULL).count(' __tsan_')
+                    for o in ('kernel/events/ring_buffer', 'kernel/time/hrtimer'))
+    c.verdict(0 if perf and not timers else 1, f'{name(res)}: KCSAN instruments '
+              f'perf ({perf} __tsan_ calls), not the hrtimer core ({timers})')
     flakes(c, res, default, f"the results of {name(default)} case by case, "
            "but smp_test's (4 CPUs here)", '--except', 'perf_aux.smp_test')
 
