@@ -9,7 +9,7 @@ import re
 import shutil
 import tempfile
 import time
-from typing import Any, Dict, List, NamedTuple, Tuple
+from typing import Any, Dict, List, NamedTuple, Set, Tuple
 
 import yaml
 
@@ -31,6 +31,9 @@ DEVICES = os.path.join(ROOT, 'scripts', 'lava', 'devices')
 CONVERTER = os.path.join(ROOT, 'lava-jobs', 'perf-aux-ktap-to-lava.sh')
 # The LAVA server keeps at most this much of a test case name.
 MAX_NAME = 100
+# A skip for want of memory: a fact about one boot's memory, which the next
+# boot of the same kernel may not share.
+MEMORY = re.compile(r'^# SKIP .*\b(memory|free block)\b')
 JOB = 'lava-jobs/jobs/qemu-arm64-4k.yaml'
 FVP = 'lava-jobs/jobs/fvp-revc-spe-trbe.yaml'
 TESTDEF = 'lava-jobs/perf-aux.yaml'
@@ -91,15 +94,19 @@ def converted(results_dir: str) -> Dict[str, List[List[str]]]:
             groups['kselftest'] = [['perf_aux.kselftest.suite', 'pass']]
     return groups
 
-def group_check(want: Dict[str, str], got: Dict[str, str], what: str
-                ) -> Check:
-    """LAVA's cases of one group against the direct run's."""
-    diff = [f'{n}: direct {want.get(n, "-")}, LAVA {got.get(n, "-")}'
-            for n in sorted(set(want) | set(got)) if want.get(n) != got.get(n)]
+def group_check(want: Dict[str, str], got: Dict[str, str], what: str,
+                memory: Set[str]) -> Check:
+    """LAVA's cases of one group against the direct run's; a case one run
+    passed and the other skipped for want of MEMORY is told, not failed."""
+    diff, told = [], []
+    for n in sorted(n for n in set(want) | set(got) if want.get(n) != got.get(n)):
+        (told if {want.get(n), got.get(n)} == {'pass', 'skip'} and any(
+            n.endswith(f'.{m}') for m in memory) else diff).append(
+                f'{n}: direct {want.get(n, "-")}, LAVA {got.get(n, "-")}')
     fails = [n for n, r in got.items() if r not in ('pass', 'skip')]
     ok = not diff and not fails and bool(want)
-    details = diff[:40] + ([f'... {len(diff) - 40} more']
-                           if len(diff) > 40 else [])
+    details = diff[:40] + [f'... {len(diff) - 40} more'] * (len(diff) > 40) + [
+        f'{t} (a skip for want of memory)' for t in told]
     if fails and not diff:
         details += [f'{n}: fail in both runs' for n in sorted(fails)]
     return Check(ok, f'{what}: LAVA {counts(got, "cases")} '
@@ -112,8 +119,13 @@ def compare(results_dir: str, log_path: str, tag: str) -> List[Check]:
     converter = converted(results_dir)
     want = {g: dict(c[:2] for c in found) for g, found in converter.items()}
     with open(log_path, errors='replace') as f:
-        records = [e['msg'] for e in log_entries(f)
-                   if e.get('lvl') == 'results' and isinstance(e['msg'], dict)]
+        entries = list(log_entries(f))
+    records = [e['msg'] for e in entries
+               if e.get('lvl') == 'results' and isinstance(e['msg'], dict)]
+    # The cases either boot skipped for want of memory, by their KTAP names.
+    lines = [str(e['msg']) for e in entries if e.get('lvl') == 'target']
+    lines += '\n'.join(ktap.read_suites(results_dir).values()).splitlines()
+    memory = {r.name for r in map(ktap.result, lines) if r and MEMORY.match(r.directive)}
     got: Dict[str, Dict[str, str]] = {}
     problems = []
     for r in records:
@@ -134,8 +146,8 @@ def compare(results_dir: str, log_path: str, tag: str) -> List[Check]:
     ok = bool(job) and job[-1].get('result') == 'pass'
     checks = [Check(ok, f'{tag}: lava-run job finished correctly', [] if ok
                     else [f'{job[-1] if job else "no job result"}'])]
-    checks += [group_check(want.get(g, {}), got.get(g, {}), f'{tag}: {g}')
-               for g in sorted(set(want) | set(got))]
+    checks += [group_check(want.get(g, {}), got.get(g, {}), f'{tag}: {g}',
+                           memory) for g in sorted(set(want) | set(got))]
     # The cases that print translation entries carry them (values differ
     # from boot to boot).
     measured = {c[0] for found in converter.values() for c in found

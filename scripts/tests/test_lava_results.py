@@ -86,6 +86,22 @@ class CompareTest(unittest.TestCase):
         self.assertIn('pagesize_test', bad[0][0])
         self.assertEqual(bad[0][1], [f'{name}: direct pass, LAVA skip'])
 
+    def test_a_skip_for_want_of_memory_is_told_not_failed(self) -> None:
+        name = 'aux_pagesize.large_rw_256m.large_chunks_mapped_large'
+        cases = dict(self.want)
+        cases['perf_aux.kselftest.suite'] = 'pass'
+        cases[f'perf_aux.pagesize_test.{name}'] = 'skip'
+        for reason, ok in (('no free block of the order the rule asks', True),
+                           ('no kernel page-table dump', False)):
+            path = self.write_log(cases)
+            with open(path, 'a') as f:
+                f.write(log_line(f'# ok 3 {name} # SKIP {reason}', 'target'))
+            group = lava.compare(self.results, path, 't')[2]
+            self.assertEqual((ok, [f'perf_aux.pagesize_test.{name}: direct '
+                                   'pass, LAVA skip' + ' (a skip for want of '
+                                   'memory)' * ok]),
+                             (group.ok, group.details), reason)
+
     def test_incomplete_job_fails(self) -> None:
         verdicts = self.verdicts(self.write_log({}, job='fail'))
         self.assertFalse(verdicts['t: lava-run job finished correctly'])
