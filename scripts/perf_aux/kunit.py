@@ -26,8 +26,7 @@ SERIES_SUITES = (('kernel/events/ring_buffer_kunit.kunitconfig', 'perf_aux_alloc
 EXEC_SECONDS = 900
 # The granule suite fails, not skips, where vmap() maps smaller than a run allows.
 GRANULE_STRICT = 'vmap_granule_kunit.strict=1'
-# KCSAN instruments the code under test alone (perf, vmalloc, the synthetic
-# PMU, the KUnit suites): make evaluates this per object, over every Makefile.
+# KCSAN's scope, as variant-kcsan.config says: make evaluates it per object.
 KCSAN_SCOPE = ('$(if $(filter kernel/events/% mm/vmalloc mm/tests/% lib/test_aux_pmu,'
                '$(obj)/$(target-stem)),y,n)')
 # Where the architecture has huge vmap: the granule suite runs with the reference large vmap.

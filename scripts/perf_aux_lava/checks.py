@@ -31,9 +31,6 @@ DEVICES = os.path.join(ROOT, 'scripts', 'lava', 'devices')
 CONVERTER = os.path.join(ROOT, 'lava-jobs', 'perf-aux-ktap-to-lava.sh')
 # The LAVA server keeps at most this much of a test case name.
 MAX_NAME = 100
-# A skip for want of memory: a fact about one boot's memory, which the next
-# boot of the same kernel may not share.
-MEMORY = re.compile(r'^# SKIP .*\b(memory|free block)\b')
 JOB = 'lava-jobs/jobs/qemu-arm64-4k.yaml'
 FVP = 'lava-jobs/jobs/fvp-revc-spe-trbe.yaml'
 TESTDEF = 'lava-jobs/perf-aux.yaml'
@@ -109,8 +106,8 @@ def group_check(want: Dict[str, str], got: Dict[str, str], what: str,
         f'{t} (a skip for want of memory)' for t in told]
     if fails and not diff:
         details += [f'{n}: fail in both runs' for n in sorted(fails)]
-    return Check(ok, f'{what}: LAVA {counts(got, "cases")} '
-                 f'{"==" if ok else "!="} direct {counts(want, "cases")}',
+    rel = '!=' if not ok else 'agrees, memory skips aside, with' if told else '=='
+    return Check(ok, f'{what}: LAVA {counts(got, "cases")} {rel} direct {counts(want, "cases")}',
                  details)
 
 def compare(results_dir: str, log_path: str, tag: str) -> List[Check]:
@@ -125,7 +122,7 @@ def compare(results_dir: str, log_path: str, tag: str) -> List[Check]:
     # The cases either boot skipped for want of memory, by their KTAP names.
     lines = [str(e['msg']) for e in entries if e.get('lvl') == 'target']
     lines += '\n'.join(ktap.read_suites(results_dir).values()).splitlines()
-    memory = {r.name for r in map(ktap.result, lines) if r and MEMORY.match(r.directive)}
+    memory = ktap.memory_skips(lines)
     got: Dict[str, Dict[str, str]] = {}
     problems = []
     for r in records:
@@ -137,12 +134,10 @@ def compare(results_dir: str, log_path: str, tag: str) -> List[Check]:
             problems.append(f'{name} recorded twice')
         got.setdefault(group, {})[name] = r.get('result')
         if r.get('set') != group:
-            problems.append(f'{name} in test set {r.get("set")!r}, '
-                            f'not {group!r}')
+            problems.append(f'{name} in test set {r.get("set")!r}, not {group!r}')
         if len(name) > MAX_NAME:
             problems.append(f'{name} longer than {MAX_NAME} characters')
-    job = [r for r in records if r.get('definition') == 'lava' and
-           r.get('case') == 'job']
+    job = [r for r in records if r.get('definition') == 'lava' and r.get('case') == 'job']
     ok = bool(job) and job[-1].get('result') == 'pass'
     checks = [Check(ok, f'{tag}: lava-run job finished correctly', [] if ok
                     else [f'{job[-1] if job else "no job result"}'])]
@@ -150,8 +145,7 @@ def compare(results_dir: str, log_path: str, tag: str) -> List[Check]:
                            memory) for g in sorted(set(want) | set(got))]
     # The cases that print translation entries carry them (values differ
     # from boot to boot).
-    measured = {c[0] for found in converter.values() for c in found
-                if len(c) > 2}
+    measured = {c[0] for found in converter.values() for c in found if len(c) > 2}
     units = {r['case']: r.get('units', '') for r in records
              if 'measurement' in r and
              str(r.get('case', '')).startswith('perf_aux.')}
@@ -186,8 +180,7 @@ def schema() -> None:
             _validate(_load(path))
             verdict(True, f'schema accepts {os.path.relpath(path, ROOT)}')
         except Exception as e:  # noqa: BLE001 (the schema's finding)
-            verdict(False, f'schema accepts {os.path.relpath(path, ROOT)}',
-                    str(e).splitlines()[:5])
+            verdict(False, f'schema accepts {os.path.relpath(path, ROOT)}', str(e).splitlines()[:5])
     for what, base, path, value in REJECTS:
         node = data = _load(os.path.join(ROOT, base))
         for key in path[:-1]:
@@ -246,14 +239,12 @@ def validate_jobs(work: str) -> None:
              '--output-dir', os.path.join(d, f'{name}.out'), '--device',
              os.path.join(d, f'{name}.device.yaml'),
              os.path.join(d, f'{name}.yaml')], log=log, timeout=300)
-        kind = re.findall(r'(?m)^device_type: "(.*)"$',
-                          read(os.path.join(d, f'{name}.yaml')))
+        kind = re.findall(r'(?m)^device_type: "(.*)"$', read(os.path.join(d, f'{name}.yaml')))
         verdict(ok, f'lava-run --validate accepts {name} on a '
                 f'{"".join(kind[:1])} device', [] if ok else [
                     line for line in read(log).splitlines()
                     if re.search(r'"lvl": "(error|results)"', line)][-3:])
-        shutil.rmtree(f'/var/lib/lava/dispatcher/tmp/validate-{name}',
-                      ignore_errors=True)
+        shutil.rmtree(f'/var/lib/lava/dispatcher/tmp/validate-{name}', ignore_errors=True)
 
 def fvp_dt(build: str) -> None:
     """perf-aux-trbe.dtso over fvp-base-revc.dts: ETE per CPU, TRBE, SPE."""

@@ -10,16 +10,14 @@ import io
 import os
 import re
 import sys
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Set, Tuple
 
 from perf_aux.lib import read
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.environ.get('PERF_AUX_OUT', os.path.join(ROOT, 'out'))
 PATCHES = os.path.join(ROOT, 'scripts', 'mutants')
-_RUN_NAME = re.compile(r'^(.+?)-([0-9]+\.[0-9]+)-(arm64-[0-9]+k|x86_64)'
-                       r'(?:-(.+))?$')
+_RUN_NAME = re.compile(r'^(.+?)-([0-9]+\.[0-9]+)-(arm64-[0-9]+k|x86_64)(?:-(.+))?$')
 # The initramfs's line before the kselftests.
 KERNEL = re.compile(r'PERF_AUX: kernel (\S+), page size (.+?)\s*$')
 # "ok 3 name", "not ok 3 - name # SKIP reason": top level, nested, or
@@ -30,14 +28,14 @@ _RESULT = re.compile(r'^(?P<prefix>[\s#]*?)(?P<status>not ok|ok) '
 _KSFT_NAME = re.compile(r'^selftests: (\S+): (\S+)$')
 _TAP_HEADER = re.compile(r'^K?TAP version [0-9]+$')
 _SUBTEST = re.compile(r'^\s*# Subtest: (\S+)')
-_VMALLOC_SUMMARY = re.compile(
-    r'Summary: (\S+) passed: ([0-9]+) failed: ([0-9]+) ')
+_VMALLOC_SUMMARY = re.compile(r'Summary: (\S+) passed: ([0-9]+) failed: ([0-9]+) ')
 _VMAP_BENCH = re.compile(
     r'Summary: vmap_contig_chunks_test passed: ([0-9]+) failed: ([0-9]+) '
     r'.*loops: ([0-9]+) avg: ([0-9]+) usec')
 # pagesize_test's "entries 16 for 256 pages (PMD 0, cont 256, PTE 0)".
-_ENTRIES = re.compile(r'entries ([0-9]+) for ([0-9]+) pages'
-                      r'(?: \(([^)]*)\))?')
+# A skip's reason that is a fact of one boot's free memory, not of the kernel.
+MEMORY = re.compile(r'memory|free[ _]block')
+_ENTRIES = re.compile(r'entries ([0-9]+) for ([0-9]+) pages(?: \(([^)]*)\))?')
 
 class ToolMissing(Exception):
     """No kernel tree's kunit_parser.py to read KTAP with."""
@@ -54,8 +52,7 @@ def name(d: str) -> str:
 def parts(d: str) -> RunName:
     """<kernel>-<base>-<target>[-<variant>]; another name is all kernel."""
     m = _RUN_NAME.match(name(d))
-    return RunName(m[1], m[2], m[3], m[4] or 'default') if m else \
-        RunName(name(d), '', '', '')
+    return RunName(m[1], m[2], m[3], m[4] or 'default') if m else RunName(name(d), '', '', '')
 
 def base_key(base: str) -> tuple:
     """Sort key putting the newest base first, anything else last."""
@@ -96,10 +93,13 @@ class Result(NamedTuple):
         return f'{"ok" if self.ok else "not ok"} {number} {self.name}' + (
             f' {self.directive}' if self.directive else '')
 
+def memory_skips(lines: Iterable[str]) -> Set[str]:
+    """The names of the cases LINES skip for want of memory."""
+    return {r.name for r in map(result, lines) if r and MEMORY.search(r.skip_reason() or '')}
+
 def result(line: str) -> Optional[Result]:
     m = _RESULT.match(line)
-    return m and Result(m['prefix'], m['status'] == 'ok', m['name'],
-                        m['directive'] or '')
+    return m and Result(m['prefix'], m['status'] == 'ok', m['name'], m['directive'] or '')
 
 def kselftest_binary(r: Result) -> Optional[Tuple[str, str]]:
     """(collection, binary) of a runner's result line, else None."""
@@ -123,13 +123,11 @@ def entries(line: str) -> Optional[Entries]:
 def bench(text: str) -> Dict[str, int]:
     """The numbers of a document's "vmap_bench: k=v ..." line."""
     m = re.search(r'vmap_bench: (.*)$', text, re.M)
-    return {k: int(v) for k, v in (kv.split('=') for kv in m[1].split())} \
-        if m else {}
+    return {k: int(v) for k, v in (kv.split('=') for kv in m[1].split())} if m else {}
 
 def _tool_dirs() -> List[str]:
     cache = os.environ.get('PERF_AUX_CACHE', '/var/cache/perf_aux')
-    found = glob.glob(os.path.join(cache, 'src', '*', 'tools', 'testing',
-                                   'kunit'))
+    found = glob.glob(os.path.join(cache, 'src', '*', 'tools', 'testing', 'kunit'))
     return [os.environ.get('KUNIT_TOOL_DIR', '')] + sorted(
         found, key=lambda p: base_key(p.split(os.sep)[-4]))
 
@@ -167,8 +165,7 @@ def parse(text: str) -> Any:
         return test
 
 def document(block: List[str], *results: str) -> str:
-    return '\n'.join(['KTAP version 1', f'1..{len(results)}', *block,
-                      *results]) + '\n'
+    return '\n'.join(['KTAP version 1', f'1..{len(results)}', *block, *results]) + '\n'
 
 def split_kunit(log: Iterable[str]) -> Dict[str, str]:
     """A KUnit console log as one KTAP document a suite."""
@@ -206,8 +203,7 @@ def split_kselftest(log: Iterable[str]) -> Dict[str, str]:
             if line.startswith('# ') or line == '#':
                 body.append(line[2:])
             continue
-        start = next((i for i, b in enumerate(body) if _TAP_HEADER.match(b)),
-                     len(body))
+        start = next((i for i, b in enumerate(body) if _TAP_HEADER.match(b)), len(body))
         inner = body[start:]
         if not any(result(b) and result(b).top for b in inner):
             inner = document([], r._replace(name=binary[1], directive=(
@@ -235,8 +231,7 @@ def split_test_vmalloc(log: Iterable[str]) -> Dict[str, str]:
     found = [m for m in map(_VMALLOC_SUMMARY.search, log) if m]
     cases = [f'{"ok" if int(m[2]) > 0 and int(m[3]) == 0 else "not ok"} '
              f'{i} {m[1]}' for i, m in enumerate(found, 1)]
-    return {'peer.test_vmalloc': document(
-        [], *(cases or ['not ok 1 test_vmalloc_finished']))}
+    return {'peer.test_vmalloc': document([], *(cases or ['not ok 1 test_vmalloc_finished']))}
 
 def suite_files(d: str) -> List[Tuple[str, str]]:
     """(suite, path) of each KTAP document in a results directory."""

@@ -4,7 +4,7 @@ cases, from kunit_parser's trees (skip reasons from the result lines)."""
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Set, Tuple
 
 from perf_aux.lib import read
 
@@ -27,8 +27,7 @@ def count(name: str, text: str) -> SuiteResult:
     test = ktap.parse(text)
     c = test.counts
     parse_error = test.status == ktap.kunit().TestStatus.FAILURE_TO_PARSE_TESTS
-    return SuiteResult(name, c.passed, c.failed + c.crashed, c.skipped,
-                       c.errors + parse_error)
+    return SuiteResult(name, c.passed, c.failed + c.crashed, c.skipped, c.errors + parse_error)
 
 def collect(d: str) -> List[SuiteResult]:
     return [count(s, text) for s, text in ktap.read_suites(d).items()]
@@ -60,8 +59,7 @@ class Expectation:
     allowed_failures: List[str] = field(default_factory=list)
 
     def allows(self, path: str) -> bool:
-        return any(path == n or path.endswith('.' + n)
-                   for n in self.allowed_failures)
+        return any(path == n or path.endswith('.' + n) for n in self.allowed_failures)
 
 def expect(d: str, suite: str, want: Expectation) -> Tuple[bool, str]:
     """Whether suite in results directory d is as wanted; one line why."""
@@ -79,8 +77,7 @@ def expect(d: str, suite: str, want: Expectation) -> Tuple[bool, str]:
         if want.allowed_failures and r.failures else []
     r.failed -= len(allowed)
     # A few failures named, so that a CI log's last lines say what broke.
-    names = [x.name for x in lines if not x.ok and x.name != suite
-             and not want.allows(x.name)]
+    names = [x.name for x in lines if not x.ok and x.name != suite and not want.allows(x.name)]
     problems = [what for bad, what in (
         (r.passed < want.min_passed, f'fewer than {want.min_passed} passed'),
         (r.skipped < want.min_skipped,
@@ -109,16 +106,23 @@ def case_results(text: str) -> Dict[str, str]:
 def flakes(rounds: List[str], exclude: Tuple[str, ...] = ()
            ) -> Tuple[Dict[str, List[str]], List[str]]:
     """Cases whose result differs between round directories (but in the
-    suites of exclude); and the lines that say so."""
+    suites of exclude, and a pass beside a skip for want of memory, which
+    is told); and the lines that say so."""
     cases: Dict[str, List[str]] = {}
+    memory: Set[str] = set()
     for i, rnd in enumerate(rounds):
         for suite, text in ktap.read_suites(rnd).items():
-            for case, status in case_results(text).items() \
-                    if suite not in exclude else ():
-                cases.setdefault(f'{suite}.{case}',
-                                 ['MISSING'] * len(rounds))[i] = status
-    flaky = {c: s for c, s in sorted(cases.items()) if len(set(s)) > 1}
+            if suite in exclude:
+                continue
+            memory |= ktap.memory_skips(text.splitlines())
+            for case, status in case_results(text).items():
+                cases.setdefault(f'{suite}.{case}', ['MISSING'] * len(rounds))[i] = status
+    differ = {c: s for c, s in sorted(cases.items()) if len(set(s)) > 1}
+    told = {c for c, s in differ.items() if set(s) == {'SUCCESS', 'SKIPPED'}
+            and any(c.endswith(f'.{m}') for m in memory)}
+    flaky = {c: s for c, s in differ.items() if c not in told}
     return flaky, [f'flaky: {c}: {" ".join(s)}' for c, s in flaky.items()] + [
+        f'told: {c}: {" ".join(differ[c])} (a skip for want of memory)' for c in sorted(told)] + [
         f'{len(flaky)} flaky of {len(cases)} cases over {len(rounds)} rounds']
 
 class SuiteVerdict(NamedTuple):
@@ -139,5 +143,4 @@ def suite_verdict(suite: str, text: str) -> SuiteVerdict:
         if status in ('FAILURE', 'TEST_CRASHED'))))
 
 def run_verdicts(d: str) -> Dict[str, SuiteVerdict]:
-    return {s: suite_verdict(s, text)
-            for s, text in ktap.read_suites(d).items()}
+    return {s: suite_verdict(s, text) for s, text in ktap.read_suites(d).items()}

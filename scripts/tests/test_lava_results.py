@@ -101,6 +101,7 @@ class CompareTest(unittest.TestCase):
                                    'pass, LAVA skip' + ' (a skip for want of '
                                    'memory)' * ok]),
                              (group.ok, group.details), reason)
+            self.assertIn('memory skips aside' if ok else '!=', group.what)
 
     def test_incomplete_job_fails(self) -> None:
         verdicts = self.verdicts(self.write_log({}, job='fail'))

@@ -131,6 +131,18 @@ class FlakesTest(unittest.TestCase):
                       'SUCCESS FAILURE MISSING', lines)
         self.assertEqual(lines[-1], '2 flaky of 2 cases over 3 rounds')
 
+    def test_a_skip_for_want_of_memory_is_told_not_flaky(self):
+        for reason, flaky in (('no free block of the order the rule asks', 0),
+                              ('no PMU', 1)):
+            skipped = self.KTAP.replace('ok 1 wrap.spe.keep_up',
+                                        f'ok 1 wrap.spe.keep_up # SKIP {reason}')
+            lines = verdicts.flakes(self.rounds(self.KTAP, skipped))[1]
+            self.assertEqual(lines[-1], f'{flaky} flaky of 2 cases over 2 rounds')
+            self.assertEqual(f'{"flaky" if flaky else "told"}: perf_aux.wrap_test.'
+                             'wrap.spe.keep_up: SUCCESS SKIPPED' + (
+                                 '' if flaky else ' (a skip for want of memory)'),
+                             lines[0])
+
     def test_excepted_suite_is_not_compared(self):
         changed = self.KTAP.replace('ok 1 wrap', 'not ok 1 wrap')
         rounds = self.rounds(self.KTAP, changed)

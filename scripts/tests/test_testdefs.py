@@ -87,6 +87,21 @@ class TestdefsTest(unittest.TestCase):
         self.assertEqual(['# perf_aux_map_test_global_aux_before_data_area: '
                           'direct run pass, test-definitions fail'], lines[1:])
 
+    def test_a_skip_for_want_of_memory_is_told_not_a_difference(self) -> None:
+        passed = 'perf_aux_map_test_aux_map_none_rw_1g_chunk_orders_follow_rule'
+        skipped = [n for n in WANT if n.startswith(f'{passed}_')][0]
+        got = {n: r for n, r in WANT.items() if n != skipped}
+        got[passed] = 'pass'
+        ok, lines = testdefs.compare(WANT, testdefs.reported(guest_log(got)))
+        self.assertTrue(ok, lines)
+        self.assertEqual([f'# {passed}: a pass, and {skipped} '
+                          '(a skip for want of memory)'], lines[1:])
+        hw = 'perf_aux_hw_trace_test_hw_trace_arm_spe_records_parse'
+        got = dict(WANT, **{hw: 'pass'})
+        del got[f'{hw}_no_arm_spe_0_PMU']
+        ok, lines = testdefs.compare(WANT, testdefs.reported(guest_log(got)))
+        self.assertEqual((False, 3), (ok, len(lines)), lines)
+
     def test_missing_case_fails(self) -> None:
         got = dict(WANT)
         del got['perf_aux_hw_trace_test']
