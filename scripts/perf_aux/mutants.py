@@ -139,9 +139,10 @@ def run_mutants(c: Verdicts, directory: str, suite: str, variant: str,
             if peers:
                 c.results_shown('peers', log, res)
                 peer_selftests(c, name, boot, res)
-            # A kernel that oopses before the suite runs is killed too.
+            # A kernel that oopses before the suite runs (the vmap benchmark
+            # may have) is killed too.
             reports = lib.console_reports(log)
-            if reports and not (os.path.isdir(res) and os.listdir(res)):
+            if reports and not os.path.isfile(f'{res}/{suite}.ktap'):
                 c.verdict(0, f'{run}: {suite}: not run, the kernel '
                           f'reported {reports[0]}')
             else:

@@ -12,6 +12,7 @@ import contextlib
 import io
 import os
 import sys
+import tempfile
 import unittest
 from unittest import mock
 
@@ -107,3 +108,44 @@ class MutantTargetsTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+class KernelOopsTest(unittest.TestCase):
+    """A kernel mutant whose kernel oopses before its suite ran is killed,
+    whatever the boot wrote first (the vmap benchmark runs earlier); one
+    whose suite ran is judged by the suite."""
+
+    def judged(self, suites: list) -> list:
+        patch = os.path.join(SCRIPTS, 'mutants', 'vmap_granule', 'vunmap_keeps_pmd.patch')
+        expected = []
+        with tempfile.TemporaryDirectory() as out:
+            c = check.Check(False)
+            c.out, c.base, c.peers = out, '6.12', False
+
+            def build(c, patch, boot, log, *args) -> bool:
+                os.makedirs(os.path.dirname(log), exist_ok=True)
+                with open(log, 'w') as f:
+                    f.write('kernel BUG at mm/vmalloc.c:144!\n'
+                            'Internal error: Oops - BUG: 00000000f2000800 [#1] SMP\n')
+                return True
+
+            def shown(what, log, res) -> None:
+                os.makedirs(res, exist_ok=True)
+                for suite in suites:
+                    with open(f'{res}/{suite}.ktap', 'w') as f:
+                        f.write('KTAP version 1\n1..1\nok 1 x\n')
+            with mock.patch.object(mutants, 'mutant_build', build), \
+                    mock.patch.object(c, 'results_shown', shown), \
+                    mock.patch.object(c, 'expect', lambda *a, **k: expected.append(a)), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                mutants.run_mutants(c, os.path.dirname(patch), 'vmap_granule', 'strict',
+                                    ['vunmap_keeps_pmd'])
+            return c.checks + [['expect', a[1]] for a in expected]
+
+    def test_oops_before_the_suite_kills(self) -> None:
+        self.assertEqual([['pass', 'vunmap_keeps_pmd-6.12-arm64-4k: vmap_granule: not run, '
+                           'the kernel reported Internal error: Oops - BUG: 00000000f2000800 '
+                           '[#1] SMP']], self.judged(['test_vmalloc']))
+
+    def test_a_suite_that_ran_is_judged(self) -> None:
+        self.assertEqual([['expect', 'vmap_granule']],
+                         self.judged(['test_vmalloc', 'vmap_granule']))
